@@ -1,0 +1,114 @@
+//! `ErrorCode`: the stable error codes every layer shares.
+//!
+//! The authority's HTTP layer and the JS package both map these one-to-one;
+//! the strings never change once published.
+
+use core::fmt;
+
+macro_rules! error_codes {
+    ($($(#[$doc:meta])* $variant:ident = $text:literal, $status:literal;)*) => {
+        /// A stable, machine-readable error code.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ErrorCode {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl ErrorCode {
+            /// Every code, in declaration order.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)*];
+
+            /// The wire string, e.g. `"namespace_exhausted"`.
+            pub const fn as_str(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $text,)* }
+            }
+
+            /// The HTTP status the authority answers with.
+            pub const fn http_status(self) -> u16 {
+                match self { $(ErrorCode::$variant => $status,)* }
+            }
+
+            /// The code for a wire string, if it is one.
+            pub fn parse(s: &str) -> Option<ErrorCode> {
+                match s { $($text => Some(ErrorCode::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+error_codes! {
+    /// The request is malformed or out of bounds; nothing changed.
+    InvalidRequest = "invalid_request", 400;
+    /// No valid credentials.
+    Unauthenticated = "unauthenticated", 401;
+    /// Valid credentials, but not for this role or namespace.
+    Forbidden = "forbidden", 403;
+    /// No such route.
+    NotFound = "not_found", 404;
+    /// The namespace does not exist.
+    NamespaceNotFound = "namespace_not_found", 404;
+    /// No retained grant contains the ID.
+    GrantNotFound = "grant_not_found", 404;
+    /// The route exists but not for this method.
+    MethodNotAllowed = "method_not_allowed", 405;
+    /// The request id was already used with a different count or namespace.
+    RequestConflict = "request_conflict", 409;
+    /// Not enough IDs remain for the request; nothing was granted.
+    NamespaceExhausted = "namespace_exhausted", 409;
+    /// A namespace of that name already exists.
+    NamespaceExists = "namespace_exists", 409;
+    /// The floor is below the namespace's next value; floors never lower it.
+    FloorBelowNext = "floor_below_next", 409;
+    /// The request body is too large.
+    PayloadTooLarge = "payload_too_large", 413;
+    /// The namespace is frozen and grants nothing new.
+    NamespaceFrozen = "namespace_frozen", 423;
+    /// The authority cannot answer safely now; retry later.
+    Unavailable = "unavailable", 503;
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for ErrorCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = ErrorCode;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a rangeid error code")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ErrorCode, E> {
+                ErrorCode::parse(v).ok_or_else(|| E::custom("unknown error code"))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_are_distinct() {
+        for (i, a) in ErrorCode::ALL.iter().enumerate() {
+            assert_eq!(ErrorCode::parse(a.as_str()), Some(*a));
+            for b in &ErrorCode::ALL[i + 1..] {
+                assert_ne!(a.as_str(), b.as_str());
+            }
+        }
+        assert_eq!(ErrorCode::parse("nope"), None);
+        assert_eq!(ErrorCode::NamespaceFrozen.http_status(), 423);
+    }
+}

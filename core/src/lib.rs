@@ -1,0 +1,46 @@
+//! rangeid-core: the sans-IO heart of rangeid, a distributed unique-ID
+//! allocator.
+//!
+//! An authority hands out disjoint half-open ranges `[start, end)` of a
+//! namespace; each generator process issues IDs locally from its ranges and
+//! asks for the next one ahead of need. This crate holds both sides'
+//! logic and nothing else: no I/O, no clock, no randomness. Callers pass
+//! `now` and random bytes in, and drive the state machines.
+//!
+//! - [`range`]: `Range`, a non-empty `[start, end)` of positive `u64` IDs.
+//! - [`decimal`]: the strict decimal codec IDs cross JSON and JS with.
+//! - [`names`]: validated `Namespace`, `Incarnation` and `RequestId`.
+//! - [`code`]: `ErrorCode`, the stable error codes of every layer.
+//! - [`authority`]: the authority's grant, floor and configuration decisions.
+//! - [`lease`]: `Lease`, a generator's engine (cursor, prefetch, install-once
+//!   grants, adaptive sizing, retries).
+//! - [`cursor`]: `AtomicCursor`, lock-free issuing for native threads.
+//! - [`wire`] (feature `serde`): the JSON request, grant and error types.
+//!
+//! Guaranteed, under lost, duplicated and reordered replies, restarts and
+//! pauses: no ID is issued twice within a namespace. Not provided: any order
+//! between IDs, gapless numbering, or secrecy (IDs are predictable).
+#![no_std]
+#![deny(missing_docs)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
+pub mod authority;
+pub mod code;
+pub mod cursor;
+pub mod decimal;
+pub mod lease;
+pub mod names;
+pub mod range;
+#[cfg(feature = "serde")]
+pub mod wire;
+
+pub use authority::{
+    decide, Decision, Grant, GrantRequest, NamespaceConfig, NamespaceState, Refusal,
+};
+pub use code::ErrorCode;
+pub use cursor::AtomicCursor;
+pub use lease::{Lease, LeaseConfig};
+pub use names::{Incarnation, Namespace, RequestId};
+pub use range::Range;
