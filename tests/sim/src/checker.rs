@@ -1,0 +1,273 @@
+//! `Checker`: records every committed grant and every issued ID, and fails
+//! on the first broken guarantee.
+//!
+//! It trusts nothing the engines say about themselves: an issued ID must lie
+//! in a range the authority durably committed to that engine's incarnation,
+//! must not have been issued before by anyone (the full set of issued IDs is
+//! kept, as coalesced intervals), and must never move a range's cursor back.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+use rangeid_core::{Incarnation, Range};
+
+/// A broken guarantee, with enough detail to debug it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Violation {
+    /// Two committed grants share IDs.
+    OverlappingGrants {
+        /// The grant already committed.
+        earlier: Range,
+        /// The grant that overlaps it.
+        later: Range,
+    },
+    /// An ID was issued twice.
+    Duplicate {
+        /// The repeated ID.
+        id: u64,
+    },
+    /// An ID lies in no range committed to the issuing incarnation.
+    NotGranted {
+        /// The ID.
+        id: u64,
+        /// The incarnation that issued it.
+        incarnation: String,
+    },
+    /// An engine issued an ID at or below one it issued before from the
+    /// same range: its cursor went back.
+    CursorReset {
+        /// The ID.
+        id: u64,
+        /// The highest ID issued from that range before.
+        high: u64,
+    },
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Violation::OverlappingGrants { earlier, later } => {
+                write!(f, "committed grants overlap: {earlier} and {later}")
+            }
+            Violation::Duplicate { id } => write!(f, "ID {id} was issued twice"),
+            Violation::NotGranted { id, incarnation } => {
+                write!(
+                    f,
+                    "ID {id} is in no range committed to incarnation {incarnation}"
+                )
+            }
+            Violation::CursorReset { id, high } => {
+                write!(
+                    f,
+                    "cursor reset: {id} issued after {high} from the same range"
+                )
+            }
+        }
+    }
+}
+
+/// A run of consecutive IDs one engine issued from one range, not yet
+/// merged into the issued set.
+#[derive(Clone, Copy)]
+struct Run {
+    range: Range,
+    first: u64,
+    last: u64,
+}
+
+/// See the module documentation.
+#[derive(Default)]
+pub struct Checker {
+    // Committed grants: start -> (range, incarnation).
+    grants: BTreeMap<u64, (Range, Incarnation)>,
+    // Every issued ID, as disjoint intervals: first -> last (inclusive).
+    issued: BTreeMap<u64, u64>,
+    issued_count: u64,
+    // The highest ID issued from each range, by range start.
+    high: HashMap<u64, u64>,
+    // The open run of each engine.
+    runs: BTreeMap<u64, Run>,
+}
+
+impl Checker {
+    /// An empty checker.
+    pub fn new() -> Checker {
+        Checker::default()
+    }
+
+    /// How many IDs were issued so far.
+    pub fn issued(&self) -> u64 {
+        self.issued_count
+    }
+
+    /// How many grants were committed so far.
+    pub fn grants(&self) -> usize {
+        self.grants.len()
+    }
+
+    /// Records a grant the authority committed durably.
+    pub fn committed(&mut self, range: Range, incarnation: Incarnation) -> Result<(), Violation> {
+        let before = self.grants.range(..=range.last()).next_back();
+        if let Some((_, (earlier, _))) = before {
+            if earlier.overlaps(&range) {
+                return Err(Violation::OverlappingGrants {
+                    earlier: *earlier,
+                    later: range,
+                });
+            }
+        }
+        self.grants.insert(range.start(), (range, incarnation));
+        Ok(())
+    }
+
+    /// Records the IDs `batch` that engine `engine` (running `incarnation`)
+    /// just issued.
+    pub fn issued_batch(
+        &mut self,
+        engine: u64,
+        incarnation: &Incarnation,
+        batch: Range,
+    ) -> Result<(), Violation> {
+        if let Some(run) = self.runs.get_mut(&engine) {
+            let continues = run.last.checked_add(1) == Some(batch.start());
+            if continues && batch.last() <= run.range.last() {
+                run.last = batch.last();
+                self.issued_count += batch.count();
+                return Ok(());
+            }
+        }
+        self.flush(engine)?;
+        let range = self.granted_range(batch.start(), incarnation)?;
+        if batch.last() > range.last() {
+            return Err(Violation::NotGranted {
+                id: range.last().saturating_add(1),
+                incarnation: incarnation.to_string(),
+            });
+        }
+        if let Some(&high) = self.high.get(&range.start()) {
+            if batch.start() <= high {
+                return Err(Violation::CursorReset {
+                    id: batch.start(),
+                    high,
+                });
+            }
+        }
+        self.runs.insert(
+            engine,
+            Run {
+                range,
+                first: batch.start(),
+                last: batch.last(),
+            },
+        );
+        self.issued_count += batch.count();
+        Ok(())
+    }
+
+    /// Merges every open run into the issued set; call before reading the
+    /// final verdict.
+    pub fn finish(&mut self) -> Result<(), Violation> {
+        let engines: Vec<u64> = self.runs.keys().copied().collect();
+        for engine in engines {
+            self.flush(engine)?;
+        }
+        Ok(())
+    }
+
+    fn granted_range(&self, id: u64, incarnation: &Incarnation) -> Result<Range, Violation> {
+        match self.grants.range(..=id).next_back() {
+            Some((_, (range, owner))) if range.contains(id) && owner == incarnation => Ok(*range),
+            _ => Err(Violation::NotGranted {
+                id,
+                incarnation: incarnation.to_string(),
+            }),
+        }
+    }
+
+    fn flush(&mut self, engine: u64) -> Result<(), Violation> {
+        let Some(run) = self.runs.remove(&engine) else {
+            return Ok(());
+        };
+        let high = self.high.entry(run.range.start()).or_insert(0);
+        *high = (*high).max(run.last);
+        self.insert_issued(run.first, run.last)
+    }
+
+    fn insert_issued(&mut self, first: u64, last: u64) -> Result<(), Violation> {
+        // The interval starting at or before `last` is the only one that can
+        // overlap; neighbours touching either end are merged.
+        if let Some((&a, &b)) = self.issued.range(..=last).next_back() {
+            if b >= first {
+                return Err(Violation::Duplicate { id: first.max(a) });
+            }
+        }
+        let mut lo = first;
+        let mut hi = last;
+        if let Some((&a, &b)) = self.issued.range(..first).next_back() {
+            if b.checked_add(1) == Some(first) {
+                self.issued.remove(&a);
+                lo = a;
+            }
+        }
+        if let Some(next) = last.checked_add(1) {
+            if let Some(b) = self.issued.remove(&next) {
+                hi = b;
+            }
+        }
+        self.issued.insert(lo, hi);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inc(s: &str) -> Incarnation {
+        Incarnation::new(s).unwrap()
+    }
+
+    fn r(start: u64, end: u128) -> Range {
+        Range::new(start, end).unwrap()
+    }
+
+    #[test]
+    fn catches_each_kind_of_violation() {
+        let mut c = Checker::new();
+        c.committed(r(1, 11), inc("a")).unwrap();
+        c.committed(r(11, 21), inc("b")).unwrap();
+        assert!(matches!(
+            c.committed(r(20, 30), inc("c")),
+            Err(Violation::OverlappingGrants { .. })
+        ));
+        c.issued_batch(1, &inc("a"), r(1, 4)).unwrap();
+        assert_eq!(
+            c.issued_batch(2, &inc("b"), r(5, 6)),
+            Err(Violation::NotGranted {
+                id: 5,
+                incarnation: "b".into()
+            })
+        );
+        assert_eq!(
+            c.issued_batch(1, &inc("a"), r(2, 3)),
+            Err(Violation::CursorReset { id: 2, high: 3 })
+        );
+        c.issued_batch(2, &inc("b"), r(11, 13)).unwrap();
+        c.issued_batch(2, &inc("b"), r(13, 21)).unwrap();
+        c.issued_batch(3, &inc("a"), r(4, 11)).unwrap();
+        c.finish().unwrap();
+        assert_eq!(c.issued(), 3 + 2 + 8 + 7);
+    }
+
+    #[test]
+    fn a_second_engine_on_the_same_range_is_a_duplicate() {
+        let mut c = Checker::new();
+        c.committed(r(1, 11), inc("a")).unwrap();
+        c.issued_batch(1, &inc("a"), r(1, 6)).unwrap();
+        c.issued_batch(2, &inc("a"), r(6, 8)).unwrap();
+        c.issued_batch(2, &inc("a"), r(8, 9)).unwrap();
+        // Engine 3 shares the incarnation and starts over inside engine 2's run.
+        c.issued_batch(3, &inc("a"), r(7, 8)).unwrap();
+        assert_eq!(c.finish(), Err(Violation::Duplicate { id: 7 }));
+    }
+}

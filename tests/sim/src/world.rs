@@ -1,0 +1,527 @@
+//! `World`: generators, one authority and a faulty network on a simulated
+//! millisecond clock, all driven from one seed.
+//!
+//! The network drops requests, drops replies after the commit, duplicates
+//! and reorders replies. Generators restart (new incarnation, old range
+//! abandoned) or pause while a replacement runs, then resume with their old
+//! range. The authority restarts, losing what was not committed, is briefly
+//! overloaded, and an operator freezes it and raises its floor.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rangeid_core::authority::{GrantRequest, NamespaceConfig, NamespaceState, NamespaceStatus};
+use rangeid_core::lease::{Failure, IssueError, Lease, LeaseConfig};
+use rangeid_core::{ErrorCode, Namespace, Range};
+
+use crate::authority::{Answer, Authority, Bug};
+use crate::checker::{Checker, Violation};
+use crate::rng::Rng;
+
+/// Fault rates, in chances per million per opportunity.
+#[derive(Clone, Copy, Debug)]
+pub struct Faults {
+    /// A request lost on its way.
+    pub drop_request: u64,
+    /// A reply lost after the authority committed.
+    pub drop_reply: u64,
+    /// A reply delivered twice.
+    pub duplicate_reply: u64,
+    /// Per generator per millisecond: a crash and restart.
+    pub restart: u64,
+    /// Per generator per millisecond: a pause, with a replacement started.
+    pub pause: u64,
+    /// Per millisecond: an authority crash and restart.
+    pub authority_restart: u64,
+    /// Per request: an `unavailable` answer instead of a decision.
+    pub overload: u64,
+    /// Per millisecond: an operator freezes the namespace for a while.
+    pub freeze: u64,
+    /// Per millisecond: an operator raises the floor a little.
+    pub floor: u64,
+}
+
+impl Default for Faults {
+    fn default() -> Faults {
+        Faults {
+            drop_request: 50_000,
+            drop_reply: 50_000,
+            duplicate_reply: 80_000,
+            restart: 300,
+            pause: 300,
+            authority_restart: 800,
+            overload: 20_000,
+            freeze: 150,
+            floor: 150,
+        }
+    }
+}
+
+/// One simulation run's setup, all derived from the seed unless changed.
+#[derive(Clone, Copy, Debug)]
+pub struct Scenario {
+    /// The seed everything is drawn from.
+    pub seed: u64,
+    /// Stop once this many IDs were issued (or the namespace ran out).
+    pub target_ids: u64,
+    /// Generators at the start.
+    pub generators: usize,
+    /// The namespace's first ID and inclusive max.
+    pub first: u64,
+    /// See `first`.
+    pub max: u64,
+    /// Fault rates.
+    pub faults: Faults,
+    /// A deliberate bug, for checking the checker.
+    pub bug: Bug,
+    /// Restarted generators reuse their old incarnation (a deliberate bug).
+    pub reuse_incarnation: bool,
+}
+
+impl Scenario {
+    /// The scenario for `seed`: 2 to 6 generators; a namespace that is
+    /// roomy, runs out part-way, or sits at 2^53 or at the top of `u64`.
+    pub fn from_seed(seed: u64, target_ids: u64) -> Scenario {
+        let mut rng = Rng::new(seed);
+        let generators = rng.between(2, 7) as usize;
+        let (first, max) = match seed % 4 {
+            0 => (1, NamespaceConfig::DEFAULT_MAX),
+            1 => {
+                let first = rng.between(1, 1 << 40);
+                (first, first + target_ids * rng.between(5, 9) / 10)
+            }
+            2 => {
+                let first = (1u64 << 53) - target_ids / 2;
+                (first, u64::MAX)
+            }
+            _ => (u64::MAX - target_ids * rng.between(8, 13) / 10, u64::MAX),
+        };
+        Scenario {
+            seed,
+            target_ids,
+            generators,
+            first,
+            max,
+            faults: Faults::default(),
+            bug: Bug::None,
+            reuse_incarnation: false,
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// IDs issued (each checked).
+    pub ids: u64,
+    /// Grants committed.
+    pub grants: u64,
+    /// Simulated milliseconds.
+    pub millis: u64,
+    /// Requests sent, first attempts and retries.
+    pub requests: u64,
+    /// Retries under the same request id.
+    pub retries: u64,
+    /// Grants installed that the authority marked as replays.
+    pub replays_installed: u64,
+    /// Grants ignored as duplicates.
+    pub duplicates_ignored: u64,
+    /// Grants refused (another incarnation's, for example).
+    pub grants_refused: u64,
+    /// Requests and replies the network dropped.
+    pub dropped: u64,
+    /// Replies it delivered twice.
+    pub duplicated: u64,
+    /// Generator restarts.
+    pub restarts: u64,
+    /// Generator pauses (each with a replacement started).
+    pub pauses: u64,
+    /// Authority restarts.
+    pub authority_restarts: u64,
+    /// IDs abandoned by restarts and closes.
+    pub abandoned: u64,
+    /// Generators the authority refused for good.
+    pub failed_generators: u64,
+    /// Whether the namespace ran out.
+    pub exhausted: bool,
+}
+
+enum Event {
+    Request {
+        slot: usize,
+        request: GrantRequest,
+    },
+    Commit {
+        epoch: u64,
+    },
+    Reply {
+        slot: usize,
+        epoch: Option<u64>,
+        reply: Reply,
+    },
+    Thaw,
+}
+
+#[derive(Clone, Copy)]
+enum Reply {
+    Grant(rangeid_core::Grant, bool),
+    Error(rangeid_core::RequestId, Failure),
+}
+
+struct Generator {
+    lease: Lease,
+    engine: u64,
+    per_ms: u64,
+    paused_until: u64,
+    // Replies that arrived while paused, handed over on resume.
+    inbox: Vec<Reply>,
+}
+
+/// The simulated world. Build with [`World::new`], run with [`World::run`].
+pub struct World {
+    scenario: Scenario,
+    rng: Rng,
+    now: u64,
+    queue: BinaryHeap<Reverse<(u64, u64, usize)>>,
+    events: Vec<Option<Event>>,
+    sequence: u64,
+    authority: Authority,
+    down_until: u64,
+    gens: Vec<Generator>,
+    engines: u64,
+    checker: Checker,
+    report: Report,
+    namespace: Namespace,
+}
+
+const MAX_GENERATORS: usize = 10;
+const TIME_LIMIT_MS: u64 = 60_000;
+
+fn lease_config(namespace: Namespace) -> LeaseConfig {
+    let mut c = LeaseConfig::new(namespace);
+    c.min_count = 8;
+    c.initial_count = 16;
+    c.max_count = 400;
+    c.target_lifetime_ms = 40;
+    c.prefetch_lead_ms = 10;
+    c.max_outstanding = 2;
+    c.request_timeout_ms = 25;
+    c.retry_initial_ms = 2;
+    c.retry_max_ms = 40;
+    c
+}
+
+impl World {
+    /// A world for `scenario`.
+    pub fn new(scenario: Scenario) -> World {
+        let namespace = Namespace::new("sim").unwrap_or_else(|_| unreachable!());
+        let config = NamespaceConfig::new(Some(scenario.first), Some(scenario.max), Some(400))
+            .unwrap_or_else(|e| panic!("scenario namespace: {e}"));
+        let mut world = World {
+            scenario,
+            rng: Rng::new(scenario.seed.rotate_left(17) ^ 0xA5A5),
+            now: 0,
+            queue: BinaryHeap::new(),
+            events: Vec::new(),
+            sequence: 0,
+            authority: Authority::new(NamespaceState::create(namespace, config), scenario.bug),
+            down_until: 0,
+            gens: Vec::new(),
+            engines: 0,
+            checker: Checker::new(),
+            report: Report::default(),
+            namespace,
+        };
+        for _ in 0..scenario.generators {
+            let g = world.spawn(None);
+            world.gens.push(g);
+        }
+        world
+    }
+
+    /// Runs until the target is issued, the namespace runs out or the time
+    /// limit passes; the first violation ends the run.
+    pub fn run(mut self) -> Result<Report, Violation> {
+        while self.checker.issued() < self.scenario.target_ids && self.now < TIME_LIMIT_MS {
+            self.deliver_due()?;
+            self.chaos();
+            for slot in 0..self.gens.len() {
+                self.step_generator(slot)?;
+            }
+            if self.all_exhausted() {
+                self.report.exhausted = true;
+                break;
+            }
+            self.now += 1;
+        }
+        for g in &mut self.gens {
+            self.report.abandoned += g.lease.close();
+            let s = g.lease.stats();
+            self.report.replays_installed += s.replays_installed;
+            self.report.duplicates_ignored += s.duplicates_ignored;
+            self.report.grants_refused += s.grants_refused;
+        }
+        self.checker.finish()?;
+        self.report.ids = self.checker.issued();
+        self.report.grants = self.checker.grants() as u64;
+        self.report.millis = self.now;
+        Ok(self.report)
+    }
+
+    fn spawn(&mut self, reuse: Option<[u8; 16]>) -> Generator {
+        self.engines += 1;
+        let random = reuse.unwrap_or_else(|| self.rng.bytes16());
+        let lease = Lease::new(lease_config(self.namespace), random, self.now)
+            .unwrap_or_else(|e| panic!("lease config: {e}"));
+        Generator {
+            lease,
+            engine: self.engines,
+            per_ms: self.rng.between(1, 40),
+            paused_until: 0,
+            inbox: Vec::new(),
+        }
+    }
+
+    fn all_exhausted(&self) -> bool {
+        self.authority.committed_state().remaining() == 0
+            && self.gens.iter().all(|g| g.lease.available() == 0)
+    }
+
+    fn schedule(&mut self, delay: u64, event: Event) {
+        self.sequence += 1;
+        self.events.push(Some(event));
+        let index = self.events.len() - 1;
+        self.queue
+            .push(Reverse((self.now + delay, self.sequence, index)));
+    }
+
+    fn deliver_due(&mut self) -> Result<(), Violation> {
+        while let Some(&Reverse((at, _, index))) = self.queue.peek() {
+            if at > self.now {
+                break;
+            }
+            self.queue.pop();
+            let Some(event) = self.events[index].take() else {
+                continue;
+            };
+            match event {
+                Event::Request { slot, request } => self.authority_receives(slot, request)?,
+                Event::Commit { epoch } => {
+                    if epoch == self.authority.epoch() {
+                        if let Some(grant) = self.authority.commit_one() {
+                            self.checker.committed(grant.range, grant.incarnation)?;
+                        }
+                    }
+                }
+                Event::Reply { slot, epoch, reply } => match (epoch, reply) {
+                    // The output gate: a grant's reply leaves once it is
+                    // durable, and never if the authority lost it.
+                    (Some(e), _) if e != self.authority.epoch() => {}
+                    (Some(_), Reply::Grant(grant, _)) if !self.authority.is_committed(&grant) => {
+                        self.schedule(1, Event::Reply { slot, epoch, reply });
+                    }
+                    _ => self.generator_receives(slot, reply),
+                },
+                Event::Thaw => {
+                    self.authority
+                        .admin(|s| Some(s.with_status(NamespaceStatus::Active)));
+                }
+            }
+        }
+        if self.events.len() > 4096 && self.queue.is_empty() {
+            self.events.clear();
+        }
+        Ok(())
+    }
+
+    fn authority_receives(&mut self, slot: usize, request: GrantRequest) -> Result<(), Violation> {
+        if self.now < self.down_until {
+            return Ok(());
+        }
+        let f = self.scenario.faults;
+        if self.rng.chance(f.overload) {
+            let failure = Failure::Refused {
+                code: ErrorCode::Unavailable,
+                remaining: None,
+                retry_after_ms: Some(5),
+            };
+            self.send_reply(slot, None, Reply::Error(request.request_id, failure), 0);
+            return Ok(());
+        }
+        match self.authority.handle(&request) {
+            Answer::Grant(grant, replayed) => {
+                let commit_delay = self.rng.between(1, 6);
+                if !replayed {
+                    let epoch = self.authority.epoch();
+                    self.schedule(commit_delay, Event::Commit { epoch });
+                }
+                if self.authority.replies_early() {
+                    self.send_reply(slot, None, Reply::Grant(grant, replayed), 0);
+                } else {
+                    let epoch = Some(self.authority.epoch());
+                    self.send_reply(slot, epoch, Reply::Grant(grant, replayed), commit_delay);
+                }
+            }
+            Answer::Refused(refusal) => {
+                let remaining = match refusal {
+                    rangeid_core::Refusal::Exhausted { remaining } => Some(remaining),
+                    _ => None,
+                };
+                let failure = Failure::Refused {
+                    code: refusal.code(),
+                    remaining,
+                    retry_after_ms: None,
+                };
+                self.send_reply(slot, None, Reply::Error(request.request_id, failure), 0);
+            }
+        }
+        Ok(())
+    }
+
+    fn send_reply(&mut self, slot: usize, epoch: Option<u64>, reply: Reply, after: u64) {
+        let f = self.scenario.faults;
+        if self.rng.chance(f.drop_reply) {
+            self.report.dropped += 1;
+            return;
+        }
+        let delay = after + self.rng.between(1, 12);
+        self.schedule(delay, Event::Reply { slot, epoch, reply });
+        if self.rng.chance(f.duplicate_reply) {
+            self.report.duplicated += 1;
+            let again = after + self.rng.between(1, 40);
+            self.schedule(again, Event::Reply { slot, epoch, reply });
+        }
+    }
+
+    fn generator_receives(&mut self, slot: usize, reply: Reply) {
+        let now = self.now;
+        let g = &mut self.gens[slot];
+        if now < g.paused_until {
+            g.inbox.push(reply);
+            return;
+        }
+        match reply {
+            Reply::Grant(grant, replayed) => {
+                g.lease.handle_grant(&grant, replayed, now);
+            }
+            Reply::Error(id, failure) => g.lease.handle_error(&id, failure, now),
+        }
+    }
+
+    fn step_generator(&mut self, slot: usize) -> Result<(), Violation> {
+        let now = self.now;
+        if now < self.gens[slot].paused_until {
+            return Ok(());
+        }
+        let inbox = std::mem::take(&mut self.gens[slot].inbox);
+        for reply in inbox {
+            self.generator_receives(slot, reply);
+        }
+        let batchy = self.rng.chance(300_000);
+        let want = self.rng.between(0, self.gens[slot].per_ms * 2 + 1);
+        let g = &mut self.gens[slot];
+        let mut left = want;
+        while left > 0 {
+            let got = if batchy {
+                g.lease.take(left)
+            } else {
+                g.lease
+                    .next_id()
+                    .map(|id| Range::with_count(id, 1).unwrap_or_else(|_| unreachable!()))
+            };
+            match got {
+                Ok(batch) => {
+                    left -= batch.count();
+                    self.checker
+                        .issued_batch(g.engine, g.lease.incarnation(), batch)?;
+                }
+                Err(IssueError::Unavailable | IssueError::Frozen | IssueError::Exhausted) => break,
+                Err(IssueError::Failed(_)) => {
+                    // Refused for good (a request conflict, say): this
+                    // generator is finished until a restart replaces it.
+                    if g.per_ms != 0 {
+                        g.per_ms = 0;
+                        self.report.failed_generators += 1;
+                    }
+                    break;
+                }
+                Err(other) => panic!(
+                    "seed {}: unexpected issue error {other}",
+                    self.scenario.seed
+                ),
+            }
+        }
+        let due = g.lease.next_deadline().is_some_and(|d| d <= now);
+        if g.lease.should_poll() || due {
+            while let Some(out) = self.gens[slot].lease.poll_request(now) {
+                self.report.requests += 1;
+                if out.attempt > 0 {
+                    self.report.retries += 1;
+                }
+                if self.rng.chance(self.scenario.faults.drop_request) {
+                    self.report.dropped += 1;
+                    continue;
+                }
+                let delay = self.rng.between(1, 8);
+                self.schedule(
+                    delay,
+                    Event::Request {
+                        slot,
+                        request: out.request,
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn chaos(&mut self) {
+        let f = self.scenario.faults;
+        let now = self.now;
+        for slot in 0..self.gens.len() {
+            if self.rng.chance(f.restart) {
+                // Crash and restart: the old range is abandoned, never recovered.
+                self.report.restarts += 1;
+                let reuse = self.scenario.reuse_incarnation.then(|| {
+                    let mut bytes = [0u8; 16];
+                    let hex = self.gens[slot].lease.incarnation().as_str().as_bytes();
+                    for (i, b) in bytes.iter_mut().enumerate() {
+                        let pair = std::str::from_utf8(&hex[2 * i..2 * i + 2]).unwrap_or("00");
+                        *b = u8::from_str_radix(pair, 16).unwrap_or(0);
+                    }
+                    bytes
+                });
+                let fresh = self.spawn(reuse);
+                let old = std::mem::replace(&mut self.gens[slot], fresh);
+                self.report.abandoned += old.lease.available();
+            } else if self.rng.chance(f.pause) && now >= self.gens[slot].paused_until {
+                self.report.pauses += 1;
+                self.gens[slot].paused_until = now + self.rng.between(20, 400);
+                if self.gens.len() < MAX_GENERATORS {
+                    let replacement = self.spawn(None);
+                    self.gens.push(replacement);
+                }
+            }
+        }
+        if self.rng.chance(f.authority_restart) {
+            self.report.authority_restarts += 1;
+            self.authority.restart();
+            self.down_until = now + self.rng.between(0, 30);
+        }
+        if self.rng.chance(f.freeze)
+            && self
+                .authority
+                .admin(|s| Some(s.with_status(NamespaceStatus::Frozen)))
+        {
+            let thaw = self.rng.between(5, 60);
+            self.schedule(thaw, Event::Thaw);
+        }
+        if self.rng.chance(f.floor) {
+            let bump = self.rng.between(1, 200);
+            self.authority.admin(|s| {
+                let floor = u64::try_from(s.next()).ok()?.checked_add(bump)?;
+                s.raise_floor(floor).ok()
+            });
+        }
+    }
+}

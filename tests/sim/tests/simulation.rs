@@ -1,0 +1,190 @@
+//! The deterministic simulation: at least 1,000 seeds and 10 million checked
+//! IDs by default, under every fault the world injects.
+//!
+//! `RANGEID_SIM_SEEDS` (default 1000) and `RANGEID_SIM_IDS` (IDs per seed,
+//! default 12000) scale it; `RANGEID_SIM_SEED=n` replays one seed. A
+//! failure names its seed and the command that replays it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::thread;
+
+use rangeid_sim::{run_seed, Bug, Report, Scenario, Violation, World};
+
+fn env(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(v) => v
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} must be a whole number, got {v:?}")),
+        Err(_) => default,
+    }
+}
+
+/// Runs `seeds` in parallel; returns the summed report and the seeds that
+/// failed, lowest first.
+fn run_many(
+    seeds: Vec<u64>,
+    make: impl Fn(u64) -> Scenario + Sync,
+) -> (Report, u64, Vec<(u64, Violation)>) {
+    let next = AtomicU64::new(0);
+    let total = Mutex::new((Report::default(), 0u64));
+    let failures = Mutex::new(Vec::new());
+    let workers = thread::available_parallelism().map_or(2, |n| n.get());
+    thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                let Some(&seed) = seeds.get(i) else { break };
+                match World::new(make(seed)).run() {
+                    Ok(r) => {
+                        let mut t = total.lock().unwrap();
+                        add(&mut t.0, &r);
+                        t.1 += u64::from(r.exhausted);
+                    }
+                    Err(v) => failures.lock().unwrap().push((seed, v)),
+                }
+            });
+        }
+    });
+    let (report, exhausted) = total.into_inner().unwrap();
+    let mut failures = failures.into_inner().unwrap();
+    failures.sort_by_key(|(seed, _)| *seed);
+    (report, exhausted, failures)
+}
+
+fn add(t: &mut Report, r: &Report) {
+    t.ids += r.ids;
+    t.grants += r.grants;
+    t.millis += r.millis;
+    t.requests += r.requests;
+    t.retries += r.retries;
+    t.replays_installed += r.replays_installed;
+    t.duplicates_ignored += r.duplicates_ignored;
+    t.grants_refused += r.grants_refused;
+    t.dropped += r.dropped;
+    t.duplicated += r.duplicated;
+    t.restarts += r.restarts;
+    t.pauses += r.pauses;
+    t.authority_restarts += r.authority_restarts;
+    t.abandoned += r.abandoned;
+    t.failed_generators += r.failed_generators;
+}
+
+#[test]
+fn no_id_is_issued_twice_under_faults() {
+    let ids = env("RANGEID_SIM_IDS", 12_000);
+    let seeds: Vec<u64> = match std::env::var("RANGEID_SIM_SEED") {
+        Ok(one) => vec![one
+            .parse()
+            .expect("RANGEID_SIM_SEED must be a whole number")],
+        Err(_) => (0..env("RANGEID_SIM_SEEDS", 1_000)).collect(),
+    };
+    let n = seeds.len() as u64;
+    let started = std::time::Instant::now();
+    let (t, exhausted, failures) = run_many(seeds, |seed| Scenario::from_seed(seed, ids));
+    println!(
+        "simulation: {n} seeds, {} IDs checked, {} grants, {} requests ({} retries), \
+         {} dropped, {} duplicated, {} generator restarts, {} pauses, {} authority restarts, \
+         {} replays installed, {} duplicate grants ignored, {} foreign grants refused, \
+         {} namespaces exhausted, {} IDs abandoned, in {:.1?}",
+        t.ids,
+        t.grants,
+        t.requests,
+        t.retries,
+        t.dropped,
+        t.duplicated,
+        t.restarts,
+        t.pauses,
+        t.authority_restarts,
+        t.replays_installed,
+        t.duplicates_ignored,
+        t.grants_refused,
+        exhausted,
+        t.abandoned,
+        started.elapsed()
+    );
+    if let Some((seed, violation)) = failures.first() {
+        panic!(
+            "{} seed(s) failed; first: seed {seed}: {violation}\n\
+             replay with: RANGEID_SIM_SEED={seed} RANGEID_SIM_IDS={ids} cargo test -p rangeid-sim --test simulation",
+            failures.len()
+        );
+    }
+    assert_eq!(
+        t.failed_generators, 0,
+        "a correct system never refuses a generator for good"
+    );
+    if n >= 1_000 && ids >= 12_000 {
+        assert!(
+            t.ids >= 10_000_000,
+            "the default run must check 10 million IDs, checked {}",
+            t.ids
+        );
+        // The faults really happened, so the verdict means something.
+        for (what, count) in [
+            ("dropped messages", t.dropped),
+            ("duplicated replies", t.duplicated),
+            ("generator restarts", t.restarts),
+            ("pauses", t.pauses),
+            ("authority restarts", t.authority_restarts),
+            ("retries", t.retries),
+            ("replays installed", t.replays_installed),
+            ("duplicate grants ignored", t.duplicates_ignored),
+            ("foreign grants refused", t.grants_refused),
+            ("exhausted namespaces", exhausted),
+        ] {
+            assert!(count > 0, "no {what} in the default run");
+        }
+    }
+}
+
+#[test]
+fn a_seed_replays_exactly() {
+    for seed in [3, 4, 5, 6] {
+        assert_eq!(run_seed(seed, 5_000), run_seed(seed, 5_000));
+    }
+}
+
+/// The checker must be able to fail: an authority that replies before its
+/// grant is durable loses grants in restarts and hands them out again.
+#[test]
+fn catches_an_authority_that_replies_before_commit() {
+    let (_, _, failures) = run_many((0..200).collect(), |seed| {
+        let mut s = Scenario::from_seed(seed, 5_000);
+        s.bug = Bug::ReplyBeforeCommit;
+        s.faults.authority_restart = 20_000;
+        s
+    });
+    assert!(
+        !failures.is_empty(),
+        "200 seeds with the bug and no violation found"
+    );
+    println!(
+        "reply-before-commit: {} of 200 seeds caught, e.g. seed {}: {}",
+        failures.len(),
+        failures[0].0,
+        failures[0].1
+    );
+}
+
+/// And a restart that keeps its incarnation gets its old ranges replayed.
+#[test]
+fn catches_a_restart_that_reuses_its_incarnation() {
+    let (_, _, failures) = run_many((0..200).collect(), |seed| {
+        let mut s = Scenario::from_seed(seed, 5_000);
+        s.reuse_incarnation = true;
+        s.faults.restart = 5_000;
+        s.faults.drop_reply = 200_000;
+        s
+    });
+    assert!(
+        !failures.is_empty(),
+        "200 seeds with reused incarnations and no violation found"
+    );
+    println!(
+        "reused incarnation: {} of 200 seeds caught, e.g. seed {}: {}",
+        failures.len(),
+        failures[0].0,
+        failures[0].1
+    );
+}
