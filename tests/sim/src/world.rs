@@ -192,6 +192,7 @@ pub struct World {
     checker: Checker,
     report: Report,
     namespace: Namespace,
+    trace: Option<Vec<String>>,
 }
 
 const MAX_GENERATORS: usize = 10;
@@ -231,6 +232,7 @@ impl World {
             checker: Checker::new(),
             report: Report::default(),
             namespace,
+            trace: None,
         };
         for _ in 0..scenario.generators {
             let g = world.spawn(None);
@@ -239,9 +241,42 @@ impl World {
         world
     }
 
+    /// Keeps a line of text for each notable event, returned by
+    /// [`World::run_traced`].
+    pub fn traced(mut self) -> World {
+        self.trace = Some(Vec::new());
+        self
+    }
+
+    /// Like [`World::run`], also returning the trace.
+    pub fn run_traced(mut self) -> (Result<Report, Violation>, Vec<String>) {
+        let mut trace = self.trace.take().unwrap_or_default();
+        self.trace = Some(Vec::new());
+        let mut this = self;
+        let outcome = this.run_inner(&mut trace);
+        (outcome, trace)
+    }
+
+    fn note(&mut self, line: impl FnOnce(u64) -> String) {
+        if let Some(t) = self.trace.as_mut() {
+            t.push(format!("{:>6} ms  {}", self.now, line(self.now)));
+        }
+    }
+
     /// Runs until the target is issued, the namespace runs out or the time
     /// limit passes; the first violation ends the run.
     pub fn run(mut self) -> Result<Report, Violation> {
+        let mut unused = Vec::new();
+        self.run_inner(&mut unused)
+    }
+
+    fn run_inner(&mut self, trace: &mut Vec<String>) -> Result<Report, Violation> {
+        let outcome = self.run_loop();
+        trace.append(self.trace.get_or_insert_with(Vec::new));
+        outcome
+    }
+
+    fn run_loop(&mut self) -> Result<Report, Violation> {
         while self.checker.issued() < self.scenario.target_ids && self.now < TIME_LIMIT_MS {
             self.deliver_due()?;
             self.chaos();
@@ -310,6 +345,14 @@ impl World {
                     if epoch == self.authority.epoch() {
                         if let Some(grant) = self.authority.commit_one() {
                             self.checker.committed(grant.range, grant.incarnation)?;
+                            self.note(|_| {
+                                format!(
+                                    "authority commits {} for {}/{}",
+                                    grant.range,
+                                    short(&grant.incarnation),
+                                    grant.request_id
+                                )
+                            });
                         }
                     }
                 }
@@ -382,12 +425,14 @@ impl World {
         let f = self.scenario.faults;
         if self.rng.chance(f.drop_reply) {
             self.report.dropped += 1;
+            self.note(|_| format!("network drops the reply to generator {slot}"));
             return;
         }
         let delay = after + self.rng.between(1, 12);
         self.schedule(delay, Event::Reply { slot, epoch, reply });
         if self.rng.chance(f.duplicate_reply) {
             self.report.duplicated += 1;
+            self.note(|_| format!("network will deliver the reply to generator {slot} twice"));
             let again = after + self.rng.between(1, 40);
             self.schedule(again, Event::Reply { slot, epoch, reply });
         }
@@ -402,7 +447,14 @@ impl World {
         }
         match reply {
             Reply::Grant(grant, replayed) => {
-                g.lease.handle_grant(&grant, replayed, now);
+                let outcome = g.lease.handle_grant(&grant, replayed, now);
+                let inc = short(g.lease.incarnation());
+                self.note(|_| {
+                    format!(
+                        "generator {slot} ({inc}) gets {} (replayed: {replayed}): {outcome:?}",
+                        grant.range
+                    )
+                });
             }
             Reply::Error(id, failure) => g.lease.handle_error(&id, failure, now),
         }
@@ -457,9 +509,21 @@ impl World {
                 self.report.requests += 1;
                 if out.attempt > 0 {
                     self.report.retries += 1;
+                    self.note(|_| {
+                        format!(
+                            "generator {slot} retries {} (attempt {})",
+                            out.request.request_id, out.attempt
+                        )
+                    });
                 }
                 if self.rng.chance(self.scenario.faults.drop_request) {
                     self.report.dropped += 1;
+                    self.note(|_| {
+                        format!(
+                            "network drops {} from generator {slot}",
+                            out.request.request_id
+                        )
+                    });
                     continue;
                 }
                 let delay = self.rng.between(1, 8);
@@ -494,12 +558,25 @@ impl World {
                 let fresh = self.spawn(reuse);
                 let old = std::mem::replace(&mut self.gens[slot], fresh);
                 self.report.abandoned += old.lease.available();
+                let (was, now_inc, left) = (
+                    short(old.lease.incarnation()),
+                    short(self.gens[slot].lease.incarnation()),
+                    old.lease.available(),
+                );
+                self.note(|_| format!("generator {slot} crashes: {was} abandons {left} IDs, restarts as {now_inc}"));
             } else if self.rng.chance(f.pause) && now >= self.gens[slot].paused_until {
                 self.report.pauses += 1;
                 self.gens[slot].paused_until = now + self.rng.between(20, 400);
+                let until = self.gens[slot].paused_until;
+                self.note(|_| {
+                    format!("generator {slot} pauses until {until} ms, keeping its range")
+                });
                 if self.gens.len() < MAX_GENERATORS {
                     let replacement = self.spawn(None);
+                    let inc = short(replacement.lease.incarnation());
                     self.gens.push(replacement);
+                    let n = self.gens.len() - 1;
+                    self.note(|_| format!("replacement generator {n} starts as {inc}"));
                 }
             }
         }
@@ -507,6 +584,10 @@ impl World {
             self.report.authority_restarts += 1;
             self.authority.restart();
             self.down_until = now + self.rng.between(0, 30);
+            let down = self.down_until;
+            self.note(|_| {
+                format!("authority crashes, loses uncommitted writes, back at {down} ms")
+            });
         }
         if self.rng.chance(f.freeze)
             && self
@@ -514,6 +595,7 @@ impl World {
                 .admin(|s| Some(s.with_status(NamespaceStatus::Frozen)))
         {
             let thaw = self.rng.between(5, 60);
+            self.note(|_| format!("operator freezes the namespace for {thaw} ms"));
             self.schedule(thaw, Event::Thaw);
         }
         if self.rng.chance(f.floor) {
@@ -524,4 +606,8 @@ impl World {
             });
         }
     }
+}
+
+fn short(incarnation: &rangeid_core::Incarnation) -> String {
+    incarnation.as_str().chars().take(8).collect()
 }
