@@ -24,6 +24,11 @@ use crate::range::Range;
 /// The most range requests one engine keeps outstanding at once.
 pub const MAX_OUTSTANDING: usize = 4;
 
+/// Installed ranges waiting behind the current one, at most. A new request
+/// is made only while waiting ranges plus requests in flight stay below
+/// this, so every grant that arrives has a place.
+const WAITING: usize = 2 * MAX_OUTSTANDING;
+
 /// How many recent installs are remembered to check duplicate grants.
 const RECENT_INSTALLS: usize = 16;
 
@@ -280,7 +285,7 @@ pub struct Lease {
     cursor: u64,
     left: u64,
     // Installed ranges not yet started, oldest first.
-    ready: [Option<Range>; MAX_OUTSTANDING],
+    ready: [Option<Range>; WAITING],
     pending: [Option<Pending>; MAX_OUTSTANDING],
     recent: [Option<(u64, Range)>; RECENT_INSTALLS],
     recent_at: usize,
@@ -318,7 +323,7 @@ impl Lease {
             requests_made: 0,
             cursor: 0,
             left: 0,
-            ready: [None; MAX_OUTSTANDING],
+            ready: [None; WAITING],
             pending: [None; MAX_OUTSTANDING],
             recent: [None; RECENT_INSTALLS],
             recent_at: 0,
@@ -473,6 +478,9 @@ impl Lease {
         if let Some(out) = self.send_due(now) {
             return Some(out);
         }
+        if self.at_capacity() {
+            return None;
+        }
         let slot = self.pending.iter().position(Option::is_none)?;
         if self.frozen || self.on_the_way() > self.low_water() {
             return None;
@@ -571,7 +579,9 @@ impl Lease {
         } else if let Some(free) = self.ready.iter_mut().find(|r| r.is_none()) {
             *free = Some(grant.range);
         } else {
-            unreachable!("at most MAX_OUTSTANDING ranges wait, one per request");
+            // Cannot happen: requests are made only while a place is free.
+            // Were it to, abandoning the range only leaves a gap.
+            self.stats.abandoned = self.stats.abandoned.saturating_add(grant.range.count());
         }
         self.update_refill_mark();
         GrantOutcome::Installed
@@ -638,7 +648,7 @@ impl Lease {
         }
         let abandoned = self.available();
         self.left = 0;
-        self.ready = [None; MAX_OUTSTANDING];
+        self.ready = [None; WAITING];
         self.phase = Phase::Closed;
         self.refill_mark = 0;
         self.stats.abandoned = self.stats.abandoned.saturating_add(abandoned);
@@ -711,10 +721,17 @@ impl Lease {
         }
     }
 
+    /// Whether no new request may be made: `max_outstanding` are in flight,
+    /// or every place for a waiting range is spoken for.
+    fn at_capacity(&self) -> bool {
+        let outstanding = self.outstanding();
+        outstanding >= self.config.max_outstanding
+            || self.ready.iter().flatten().count() + outstanding >= WAITING
+    }
+
     fn update_refill_mark(&mut self) {
         let have = self.on_the_way() - self.left;
-        let full = self.pending.iter().all(Option::is_some);
-        self.refill_mark = if self.phase != Phase::Running || full {
+        self.refill_mark = if self.phase != Phase::Running || self.at_capacity() {
             0
         } else {
             self.low_water().saturating_sub(have)

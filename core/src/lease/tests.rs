@@ -478,3 +478,53 @@ fn the_last_u64_is_issued_once_and_nothing_wraps() {
     assert_eq!(l.next_id(), Err(IssueError::Unavailable));
     assert_eq!(l.take(1), Err(IssueError::Unavailable));
 }
+
+#[test]
+fn max_outstanding_is_honoured_and_every_grant_has_a_place() {
+    for max_outstanding in 1..=MAX_OUTSTANDING {
+        let mut c = config();
+        c.max_outstanding = max_outstanding;
+        c.min_count = 10;
+        c.initial_count = 10;
+        c.max_count = 10;
+        c.prefetch_lead_ms = 100_000;
+        let mut l = lease(c);
+        let mut next_start = 1;
+        let mut issued = 0;
+        // A burst that makes the measured rate high, then a caller that
+        // takes nothing while grants keep arriving: ranges pile up waiting,
+        // and the engine must stop asking before they outgrow their places.
+        for now in 0..400 {
+            while now < 100 && l.next_id().is_ok() {
+                issued += 1;
+            }
+            let mut sent = 0;
+            while let Some(out) = l.poll_request(now) {
+                sent += 1;
+                assert!(l.outstanding() <= max_outstanding);
+                assert_eq!(
+                    l.handle_grant(&grant_for(&out, next_start), false, now),
+                    GrantOutcome::Installed
+                );
+                next_start += 10;
+            }
+            assert!(sent <= WAITING + 1, "sent {sent}");
+        }
+        assert!(l.rate() > 0);
+        assert_eq!(
+            l.stats().abandoned,
+            0,
+            "no grant was dropped for want of a place"
+        );
+        assert!(
+            l.available() >= 10 * (WAITING as u64 - 1),
+            "it did pile up: {}",
+            l.available()
+        );
+        assert!(l.available() <= 10 * (WAITING as u64 + 1));
+        while l.next_id().is_ok() {
+            issued += 1;
+        }
+        assert_eq!(issued, next_start - 1);
+    }
+}

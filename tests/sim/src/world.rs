@@ -470,7 +470,12 @@ impl World {
             self.generator_receives(slot, reply);
         }
         let batchy = self.rng.chance(300_000);
-        let want = self.rng.between(0, self.gens[slot].per_ms * 2 + 1);
+        let mut want = self.rng.between(0, self.gens[slot].per_ms * 2 + 1);
+        if batchy && self.rng.chance(20_000) {
+            // A hoarder: takes whole ranges at once, as the JS driver does
+            // for its local block, so installed ranges pile up behind.
+            want += 2_000;
+        }
         let g = &mut self.gens[slot];
         let mut left = want;
         while left > 0 {

@@ -1,0 +1,33 @@
+// Builds the npm package from the repo: the wasm engine (cargo), its JS
+// glue (wasm-bindgen, pinned 0.2.130) and the CommonJS bundle (esbuild).
+// Run from anywhere: `node npm/scripts/build.mjs`.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const pkg = join(dirname(fileURLToPath(import.meta.url)), "..");
+const repo = join(pkg, "..");
+const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: "inherit", cwd: repo, ...opts });
+
+const cargoBin = join(homedir(), ".cargo", "bin");
+const env = { ...process.env, PATH: `${cargoBin}:${process.env.PATH}` };
+
+run("cargo", ["build", "-p", "rangeid-wasm", "--target", "wasm32-unknown-unknown", "--profile", "wasm", "--locked"], { env });
+const target = process.env.CARGO_TARGET_DIR ?? join(repo, "target");
+const wasm = join(target, "wasm32-unknown-unknown", "wasm", "rangeid_wasm.wasm");
+
+const out = join(pkg, "wasm");
+rmSync(out, { recursive: true, force: true });
+run("wasm-bindgen", ["--target", "web", "--out-dir", out, wasm], { env });
+rmSync(join(out, ".gitignore"), { force: true });
+
+const esbuild = join(pkg, "node_modules", ".bin", "esbuild");
+if (!existsSync(esbuild)) run("npm", ["ci", "--no-audit", "--no-fund"], { cwd: pkg });
+mkdirSync(join(pkg, "dist"), { recursive: true });
+run(esbuild, [
+  join(pkg, "src", "node-cjs.mjs"), "--bundle", "--platform=node", "--format=cjs", "--target=node20",
+  `--outfile=${join(pkg, "dist", "node.cjs")}`, "--log-level=error",
+], { cwd: pkg });
+console.log(`built ${pkg} (wasm/, dist/)`);

@@ -1,0 +1,36 @@
+// A fake authority for driver tests: the /v1/ranges contract in plain JS
+// (BigInt arithmetic, replays by (incarnation, requestId)), as a `fetch`.
+
+export function fakeAuthority({ first = 1n, max = 2n ** 53n - 1n, maxCount = 10_000_000 } = {}) {
+  const state = { next: BigInt(first), max: BigInt(max), grants: new Map(), calls: 0, frozen: false, token: "t" };
+  const json = (status, body, headers = {}) =>
+    new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
+  const error = (status, code, extra = {}) => json(status, { error: { code, message: code, ...extra } });
+  async function fetch(url, init) {
+    state.calls++;
+    if (!String(url).endsWith("/v1/ranges") || init.method !== "POST") return error(404, "not_found");
+    if (init.headers.authorization !== `Bearer ${state.token}`) return error(401, "unauthenticated");
+    const req = JSON.parse(init.body);
+    if (req.namespace !== "orders") return error(404, "namespace_not_found");
+    const key = `${req.incarnation}/${req.requestId}`;
+    const stored = state.grants.get(key);
+    if (stored) {
+      if (stored.count !== req.count) return error(409, "request_conflict");
+      return json(200, { ...stored, replayed: true });
+    }
+    if (req.count < 1 || req.count > maxCount) return error(400, "invalid_request");
+    if (state.frozen) return error(423, "namespace_frozen");
+    const remaining = state.max + 1n - state.next;
+    if (BigInt(req.count) > remaining) return error(409, "namespace_exhausted", { remaining: remaining.toString() });
+    const start = state.next;
+    const end = start + BigInt(req.count);
+    state.next = end;
+    const grant = {
+      namespace: req.namespace, incarnation: req.incarnation, requestId: req.requestId,
+      start: start.toString(), end: end.toString(), count: req.count,
+    };
+    state.grants.set(key, grant);
+    return json(200, { ...grant, replayed: false });
+  }
+  return { fetch, state };
+}

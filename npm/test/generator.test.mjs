@@ -1,0 +1,154 @@
+// Driver tests against a fake authority: the API contract, lost replies,
+// exhaustion without wrapping, exact IDs past 2^53, errors and close.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createGenerator, RangeIdError } from "../src/node.mjs";
+import { fakeAuthority } from "./fake-authority.mjs";
+
+const base = { url: "http://authority.test", token: "t", namespace: "orders" };
+
+test("issues strings, in order within a range, and never twice", async () => {
+  const a = fakeAuthority({ first: 1001n });
+  const ids = await createGenerator({ ...base, fetch: a.fetch, rangeSize: 100 });
+  assert.equal(await ids.nextId(), "1001");
+  assert.equal(ids.tryNextId(), "1002");
+  const seen = new Set(["1001", "1002"]);
+  for (let i = 0; i < 5000; i++) {
+    const id = await ids.nextId();
+    assert.equal(typeof id, "string");
+    assert.ok(!seen.has(id), `duplicate ${id}`);
+    seen.add(id);
+  }
+  assert.equal(typeof (await ids.nextIdBigInt()), "bigint");
+  const s = ids.stats();
+  assert.ok(s.rangesInstalled >= 50);
+  assert.equal(s.issued, 5003);
+  ids.close();
+});
+
+test("a batch is contiguous, from one range, and short at its end", async () => {
+  const a = fakeAuthority();
+  const ids = await createGenerator({ ...base, fetch: a.fetch, rangeSize: 10, maxOutstanding: 1, prefetchLeadMs: 0 });
+  const first = await ids.nextIds(4);
+  assert.deepEqual(first, ["1", "2", "3", "4"]);
+  const rest = await ids.nextIds(100);
+  assert.deepEqual(rest, ["5", "6", "7", "8", "9", "10"]);
+  await assert.rejects(ids.nextIds(0), (e) => e instanceof RangeIdError && e.code === "invalid_request");
+  ids.close();
+});
+
+test("a lost reply is retried with the same requestId and installed once", async () => {
+  const a = fakeAuthority();
+  const sent = [];
+  let lose = 1;
+  const lossy = async (url, init) => {
+    sent.push(JSON.parse(init.body).requestId);
+    const response = await a.fetch(url, init);
+    if (lose-- > 0) throw new TypeError("connection reset after commit");
+    return response;
+  };
+  const ids = await createGenerator({ ...base, fetch: lossy, rangeSize: 50, deadlineMs: 3000 });
+  assert.deepEqual(sent.slice(0, 2), ["r1", "r1"], "retried under the same id");
+  assert.equal(await ids.nextId(), "1", "the saved range, from its start");
+  assert.equal(ids.stats().replaysInstalled, 1);
+  assert.equal(sent.filter((r) => r === "r1").length, 2);
+  assert.equal(a.state.grants.size, new Set(sent).size, "one range per request id: the retry cost nothing");
+  ids.close();
+});
+
+test("a duplicated reply never resets the cursor", async () => {
+  const a = fakeAuthority();
+  const replies = [];
+  const dup = async (url, init) => {
+    const r = await a.fetch(url, init);
+    replies.push(await r.clone().text());
+    return r;
+  };
+  const ids = await createGenerator({ ...base, fetch: dup, rangeSize: 10, maxOutstanding: 1 });
+  const got = [await ids.nextId(), await ids.nextId(), await ids.nextId()];
+  assert.deepEqual(got, ["1", "2", "3"]);
+  // The same grant delivered again, as a replay would be.
+  const again = await dup(base.url + "/v1/ranges", {
+    method: "POST", headers: { authorization: "Bearer t" },
+    body: JSON.stringify({ namespace: "orders", incarnation: ids.incarnation, requestId: "r1", count: 10 }),
+  });
+  assert.equal(again.status, 200);
+  assert.notEqual(await ids.nextId(), "1");
+  ids.close();
+});
+
+test("IDs above 2^53 arrive exact", async () => {
+  const top = 2n ** 64n - 1n;
+  const a = fakeAuthority({ first: 2n ** 53n - 3n, max: top, maxCount: 100 });
+  const ids = await createGenerator({ ...base, fetch: a.fetch, rangeSize: 5 });
+  const got = [];
+  for (let i = 0; i < 8; i++) got.push(await ids.nextId());
+  assert.deepEqual(got.slice(0, 5), ["9007199254740989", "9007199254740990", "9007199254740991", "9007199254740992", "9007199254740993"]);
+  assert.equal(BigInt(got[7]), 2n ** 53n + 4n);
+  ids.close();
+});
+
+test("exhaustion rejects with exhausted, never a wrapped value", async () => {
+  const top = 2n ** 64n - 1n;
+  const a = fakeAuthority({ first: top - 6n, max: top });
+  const ids = await createGenerator({ ...base, fetch: a.fetch, rangeSize: 4, deadlineMs: 2000 });
+  const got = [];
+  for (;;) {
+    try {
+      got.push(await ids.nextId());
+    } catch (e) {
+      assert.ok(e instanceof RangeIdError);
+      assert.equal(e.code, "exhausted");
+      break;
+    }
+  }
+  assert.deepEqual(got.map(BigInt), [0n, 1n, 2n, 3n, 4n, 5n, 6n].map((d) => top - 6n + d));
+  assert.equal(ids.tryNextId(), undefined);
+});
+
+test("bad credentials and unknown namespaces reject at creation", async () => {
+  const a = fakeAuthority();
+  await assert.rejects(createGenerator({ ...base, token: "wrong", fetch: a.fetch }), (e) => e.code === "unauthenticated");
+  await assert.rejects(createGenerator({ ...base, namespace: "users", fetch: a.fetch }), (e) => e.code === "namespace_not_found");
+});
+
+test("bad options are invalid_config and send nothing", async () => {
+  const a = fakeAuthority();
+  for (const bad of [
+    { ...base, url: "not a url" }, { ...base, token: "" }, { ...base, namespace: "Orders" },
+    { ...base, rangeSize: 0 }, { ...base, rangeSize: 1.5 }, { ...base, maxOutstanding: 9 },
+    { ...base, deadlineMs: -1 }, { ...base, colour: "red" }, { ...base, fetch: 42 },
+  ]) {
+    await assert.rejects(createGenerator({ fetch: a.fetch, ...bad }), (e) => e instanceof RangeIdError && e.code === "invalid_config", JSON.stringify(bad));
+  }
+  assert.equal(a.state.calls, 0);
+});
+
+test("an unreachable authority rejects with unavailable at the deadline", async () => {
+  const down = async () => { throw new TypeError("ECONNREFUSED"); };
+  const t = performance.now();
+  await assert.rejects(createGenerator({ ...base, fetch: down, deadlineMs: 300 }), (e) => e.code === "unavailable");
+  assert.ok(performance.now() - t >= 290);
+});
+
+test("a frozen namespace rejects with frozen at the deadline, then thaws", async () => {
+  const a = fakeAuthority();
+  a.state.frozen = true;
+  await assert.rejects(createGenerator({ ...base, fetch: a.fetch, deadlineMs: 300 }), (e) => e.code === "frozen");
+  a.state.frozen = false;
+  const ids = await createGenerator({ ...base, fetch: a.fetch, deadlineMs: 3000 });
+  assert.ok(await ids.nextId());
+  ids.close();
+});
+
+test("close abandons the tail, counts it and rejects later calls", async () => {
+  const a = fakeAuthority();
+  const ids = await createGenerator({ ...base, fetch: a.fetch, rangeSize: 100, maxOutstanding: 1 });
+  await ids.nextId();
+  const abandoned = ids.close();
+  assert.equal(abandoned, "99");
+  assert.equal(ids.close(), "0");
+  await assert.rejects(ids.nextId(), (e) => e.code === "closed");
+  assert.equal(ids.tryNextId(), undefined);
+  assert.equal(ids.stats().abandoned, "99", "the local block counts as abandoned too");
+});
