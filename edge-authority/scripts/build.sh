@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds the Worker into edge-authority/build/ with the pinned toolchain:
+# npm packages from package-lock.json (wrangler, binaryen's wasm-opt,
+# esbuild) and the cargo-installed worker-build 0.8.7 and wasm-bindgen-cli
+# 0.2.130. Nothing is downloaded at build time. Idempotent.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/target}"
+
+if [ ! -x node_modules/.bin/wrangler ] || [ ! -x node_modules/binaryen/bin/wasm-opt ] \
+   || [ ! -x node_modules/@esbuild/linux-x64/bin/esbuild ]; then
+  echo "build.sh: installing wrangler, binaryen and esbuild (npm ci)" >&2
+  npm ci --no-audit --no-fund >&2
+fi
+for tool in worker-build wasm-bindgen; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "build.sh: $tool is missing; install the pinned versions with:" >&2
+    echo "  cargo install worker-build --version 0.8.7 --locked" >&2
+    echo "  cargo install wasm-bindgen-cli --version 0.2.130" >&2
+    exit 1
+  fi
+done
+
+# worker-build would otherwise download these three from the network.
+WASM_BINDGEN_BIN="$(command -v wasm-bindgen)" \
+WASM_OPT_BIN="$here/node_modules/binaryen/bin/wasm-opt" \
+ESBUILD_BIN="$here/node_modules/@esbuild/linux-x64/bin/esbuild" \
+  worker-build --release >&2

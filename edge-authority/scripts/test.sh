@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Every test of the edge authority: host-side Rust tests, lints, the wasm32
+# build, then the Node integration tests against the real local workerd
+# (each test file starts its own authority on free loopback ports with
+# throw-away state, and stops it).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+repo="$(cd "$here/.." && pwd)"
+cd "$repo"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/target}"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "authority: format, lints, host tests"
+cargo fmt -p rangeid-authority -- --check
+cargo clippy -p rangeid-authority --all-targets --locked -- -D warnings
+cargo clippy -p rangeid-authority --target wasm32-unknown-unknown --lib --locked -- -D warnings
+cargo test -p rangeid-authority --locked
+
+step "authority: worker-build"
+"$here/scripts/build.sh"
+
+step "authority: integration tests on local workerd"
+node --test "$repo/tests/authority/"

@@ -1,0 +1,381 @@
+//! Request validation: bodies and query strings of API v1.
+//!
+//! Bodies are at most [`MAX_BODY`] bytes (else `413 payload_too_large`) of
+//! strict JSON: one object, no unknown or duplicate fields, every ID-valued
+//! field a canonical decimal string, counts JSON integers. Anything else is
+//! `400 invalid_request` with a message naming the problem. Validation
+//! never touches state.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use rangeid_core::authority::NamespaceConfig;
+use rangeid_core::decimal::{parse_bound, parse_u64};
+use rangeid_core::wire::DecU64;
+use rangeid_core::{ErrorCode, GrantRequest, Namespace};
+use serde::de::{value::MapAccessDeserializer, DeserializeOwned, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+
+use crate::response::ApiError;
+
+/// The largest request body accepted, in bytes.
+pub const MAX_BODY: usize = 4096;
+/// The longest freeze or unfreeze reason, in bytes.
+pub const MAX_REASON: usize = 1024;
+/// The page size of listings when `limit` is absent.
+pub const DEFAULT_LIMIT: u32 = 100;
+/// The largest `limit` of a listing.
+pub const MAX_LIMIT: u32 = 1000;
+
+/// `413 payload_too_large` unless `len` fits in [`MAX_BODY`].
+pub fn check_size(len: usize) -> Result<(), ApiError> {
+    if len > MAX_BODY {
+        return Err(ApiError::new(
+            ErrorCode::PayloadTooLarge,
+            format!("request body is larger than {MAX_BODY} bytes"),
+        ));
+    }
+    Ok(())
+}
+
+/// Deserializes `T` from a JSON object only (serde's derive would also take
+/// an array of the fields in order).
+struct ObjectOnly<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(V(PhantomData)).map(ObjectOnly)
+    }
+}
+
+/// Parses a whole body as one strict JSON object of type `T`.
+pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    check_size(body.len())?;
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::invalid("request body must be a JSON object"));
+    }
+    let text =
+        std::str::from_utf8(body).map_err(|_| ApiError::invalid("request body is not UTF-8"))?;
+    serde_json::from_str::<ObjectOnly<T>>(text)
+        .map(|o| o.0)
+        .map_err(|e| ApiError::invalid(format!("invalid request body: {e}")))
+}
+
+/// An optional field that, when present, must hold a value (not `null`).
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// Parses `POST /v1/ranges`: `{namespace, incarnation, requestId, count}`.
+pub fn grant_request(body: &[u8]) -> Result<GrantRequest, ApiError> {
+    parse_json(body)
+}
+
+/// A validated `POST /v1/namespaces` body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CreateNamespace {
+    /// The new namespace's name.
+    pub namespace: Namespace,
+    /// Its validated bounds (absent fields take core's defaults).
+    pub config: NamespaceConfig,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CreateFields {
+    namespace: Namespace,
+    #[serde(default, deserialize_with = "present")]
+    first: Option<DecU64>,
+    #[serde(default, deserialize_with = "present")]
+    max: Option<DecU64>,
+    #[serde(default, deserialize_with = "present")]
+    max_count: Option<u64>,
+}
+
+/// Parses `{namespace, first?, max?, maxCount?}`: `first` and `max` decimal
+/// strings, `maxCount` a JSON integer; the bounds must satisfy core's
+/// [`NamespaceConfig::new`].
+pub fn create_namespace(body: &[u8]) -> Result<CreateNamespace, ApiError> {
+    let f: CreateFields = parse_json(body)?;
+    let config = NamespaceConfig::new(f.first.map(|d| d.0), f.max.map(|d| d.0), f.max_count)
+        .map_err(|e| ApiError::invalid(e.to_string()))?;
+    Ok(CreateNamespace {
+        namespace: f.namespace,
+        config,
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FloorFields {
+    floor: DecU64,
+}
+
+/// Parses `{floor}` (a decimal string).
+pub fn floor(body: &[u8]) -> Result<u64, ApiError> {
+    parse_json::<FloorFields>(body).map(|f| f.floor.0)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReasonFields {
+    reason: String,
+}
+
+/// Parses `{reason}`: 1 to [`MAX_REASON`] bytes without control characters.
+pub fn reason(body: &[u8]) -> Result<String, ApiError> {
+    let f: ReasonFields = parse_json(body)?;
+    if f.reason.trim().is_empty()
+        || f.reason.len() > MAX_REASON
+        || f.reason.chars().any(char::is_control)
+    {
+        return Err(ApiError::invalid(format!(
+            "reason must be 1 to {MAX_REASON} bytes of printable text"
+        )));
+    }
+    Ok(f.reason)
+}
+
+/// A namespace name from a path segment; an invalid name cannot exist, so
+/// it is `404 namespace_not_found`.
+pub fn path_namespace(segment: &str) -> Result<Namespace, ApiError> {
+    Namespace::new(segment).map_err(|_| ApiError::namespace_not_found(segment))
+}
+
+/// The query parameters `(name, value)`; no percent-decoding (no valid
+/// value needs it). Empty, duplicate or unknown names are refused.
+fn query_pairs<'a>(query: &'a str, known: &[&str]) -> Result<Vec<(&'a str, &'a str)>, ApiError> {
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    for part in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = part.split_once('=').unwrap_or((part, ""));
+        if !known.contains(&k) {
+            return Err(ApiError::invalid(format!(
+                "unknown query parameter {k:?}; expected one of {known:?}"
+            )));
+        }
+        if pairs.iter().any(|(seen, _)| *seen == k) {
+            return Err(ApiError::invalid(format!(
+                "query parameter {k:?} given twice"
+            )));
+        }
+        pairs.push((k, v));
+    }
+    Ok(pairs)
+}
+
+/// A page request: `limit` and an exclusive `before` cursor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Page {
+    /// At most this many entries (1 to [`MAX_LIMIT`]).
+    pub limit: u32,
+    /// Only entries strictly before this cursor (newest first), if given.
+    pub before: Option<u128>,
+}
+
+/// Parses `?limit=&before=`; `before` is a decimal string up to 2^64 (a
+/// grant's start for grants, an entry id for audit).
+pub fn page(query: &str) -> Result<Page, ApiError> {
+    let mut page = Page {
+        limit: DEFAULT_LIMIT,
+        before: None,
+    };
+    for (k, v) in query_pairs(query, &["limit", "before"])? {
+        if k == "limit" {
+            page.limit = parse_u64(v)
+                .ok()
+                .filter(|n| (1..=u64::from(MAX_LIMIT)).contains(n))
+                .map(|n| n as u32)
+                .ok_or_else(|| {
+                    ApiError::invalid(format!("limit must be an integer from 1 to {MAX_LIMIT}"))
+                })?;
+        } else {
+            page.before =
+                Some(parse_bound(v).map_err(|e| {
+                    ApiError::invalid(format!("before must be a decimal string: {e}"))
+                })?);
+        }
+    }
+    Ok(page)
+}
+
+/// Parses `?id=N` for lookup: a decimal ID from 1 to 2^64 - 1.
+pub fn lookup_id(query: &str) -> Result<u64, ApiError> {
+    let pairs = query_pairs(query, &["id"])?;
+    let (_, v) = pairs
+        .first()
+        .ok_or_else(|| ApiError::invalid("query parameter id is required"))?;
+    match parse_u64(v) {
+        Ok(0) => Err(ApiError::invalid("id must be at least 1")),
+        Ok(id) => Ok(id),
+        Err(e) => Err(ApiError::invalid(format!(
+            "id must be a decimal string: {e}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(r: Result<impl fmt::Debug, ApiError>) -> ErrorCode {
+        match r {
+            Ok(v) => panic!("accepted: {v:?}"),
+            Err(e) => e.code,
+        }
+    }
+
+    #[test]
+    fn grant_requests() {
+        let ok = br#"{"namespace":"orders","incarnation":"A9","requestId":"r17","count":10000}"#;
+        let r = grant_request(ok).unwrap();
+        assert_eq!((r.namespace.as_str(), r.count), ("orders", 10_000));
+        for bad in [
+            &b""[..],
+            b"   ",
+            b"null",
+            b"[]",
+            b"{}",
+            b"\xff\xfe",
+            br#"{"namespace":"orders","incarnation":"A9","requestId":"r17","count":"1"}"#,
+            br#"{"namespace":"orders","incarnation":"A9","requestId":"r17","count":1,"x":1}"#,
+            br#"{"namespace":"orders","incarnation":"A9","requestId":"r17","count":1} {}"#,
+            br#"["orders","A9","r17",1]"#,
+        ] {
+            assert_eq!(code(grant_request(bad)), ErrorCode::InvalidRequest);
+        }
+        let mut big = ok.to_vec();
+        big.extend(vec![b' '; MAX_BODY]);
+        assert_eq!(code(grant_request(&big)), ErrorCode::PayloadTooLarge);
+        let e = grant_request(
+            br#"{"namespace":"Orders","incarnation":"A9","requestId":"r","count":1}"#,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("Namespace"), "{}", e.message);
+    }
+
+    #[test]
+    fn create_bodies() {
+        let c = create_namespace(br#"{"namespace":"orders"}"#).unwrap();
+        assert_eq!(c.config, NamespaceConfig::new(None, None, None).unwrap());
+        let c = create_namespace(
+            br#"{"namespace":"top","first":"18446744073709551610","max":"18446744073709551615","maxCount":5}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (c.config.first(), c.config.max(), c.config.max_count()),
+            (u64::MAX - 5, u64::MAX, 5)
+        );
+        for bad in [
+            &br#"{"namespace":"orders","first":1}"#[..],
+            br#"{"namespace":"orders","first":"01"}"#,
+            br#"{"namespace":"orders","first":"0"}"#,
+            br#"{"namespace":"orders","first":null}"#,
+            br#"{"namespace":"orders","max":"18446744073709551616"}"#,
+            br#"{"namespace":"orders","first":"10","max":"9"}"#,
+            br#"{"namespace":"orders","maxCount":"5"}"#,
+            br#"{"namespace":"orders","maxCount":0}"#,
+            br#"{"namespace":"orders","maxCount":1.5}"#,
+            br#"{"namespace":"orders","namespace":"orders"}"#,
+            br#"{"namespace":"orders","extra":true}"#,
+            br#"{"first":"1"}"#,
+            br#"{"namespace":"bad name"}"#,
+        ] {
+            assert_eq!(
+                code(create_namespace(bad)),
+                ErrorCode::InvalidRequest,
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn floor_and_reason_bodies() {
+        assert_eq!(
+            floor(br#"{"floor":"18446744073709551615"}"#).unwrap(),
+            u64::MAX
+        );
+        for bad in [
+            &br#"{"floor":5}"#[..],
+            br#"{"floor":"-5"}"#,
+            br#"{}"#,
+            br#"{"floor":"5","x":1}"#,
+        ] {
+            assert_eq!(code(floor(bad)), ErrorCode::InvalidRequest);
+        }
+        assert_eq!(
+            reason(br#"{"reason":"incident 42"}"#).unwrap(),
+            "incident 42"
+        );
+        for bad in [
+            &br#"{"reason":""}"#[..],
+            br#"{"reason":"  "}"#,
+            br#"{"reason":"a\nb"}"#,
+            br#"{}"#,
+            br#"{"reason":1}"#,
+        ] {
+            assert_eq!(code(reason(bad)), ErrorCode::InvalidRequest);
+        }
+        let long = format!(r#"{{"reason":"{}"}}"#, "x".repeat(MAX_REASON + 1));
+        assert_eq!(code(reason(long.as_bytes())), ErrorCode::InvalidRequest);
+    }
+
+    #[test]
+    fn queries() {
+        assert_eq!(
+            page("").unwrap(),
+            Page {
+                limit: DEFAULT_LIMIT,
+                before: None
+            }
+        );
+        assert_eq!(
+            page("limit=5&before=18446744073709551616").unwrap(),
+            Page {
+                limit: 5,
+                before: Some(1 << 64)
+            }
+        );
+        for bad in [
+            "limit=0",
+            "limit=1001",
+            "limit=x",
+            "limit=",
+            "before=-1",
+            "before=01",
+            "limit=1&limit=2",
+            "cursor=1",
+        ] {
+            assert_eq!(code(page(bad)), ErrorCode::InvalidRequest, "{bad}");
+        }
+        assert_eq!(lookup_id("id=18446744073709551615").unwrap(), u64::MAX);
+        for bad in [
+            "",
+            "id=0",
+            "id=",
+            "id=1e3",
+            "id=18446744073709551616",
+            "id=1&x=2",
+            "id=1&id=1",
+        ] {
+            assert_eq!(code(lookup_id(bad)), ErrorCode::InvalidRequest, "{bad}");
+        }
+    }
+
+    #[test]
+    fn path_namespaces() {
+        assert!(path_namespace("orders").is_ok());
+        assert_eq!(code(path_namespace("Orders")), ErrorCode::NamespaceNotFound);
+        assert_eq!(code(path_namespace("a%20b")), ErrorCode::NamespaceNotFound);
+    }
+}

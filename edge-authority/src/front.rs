@@ -1,0 +1,619 @@
+//! The front Worker's decisions: from an HTTP request to a [`Plan`].
+//!
+//! Order of checks: route (`404`/`405`), CORS origin (`403`), token (`401`),
+//! body size (`413`), body and path validation (`400`, or `404` for an
+//! impossible namespace name), role and namespace (`403`). Only a request
+//! that passed all of them is forwarded to an object, so nothing malformed
+//! or unauthorized ever reaches storage.
+
+use rangeid_core::wire::{DecBound, DecU64};
+use rangeid_core::{ErrorCode, Namespace};
+
+use crate::api;
+use crate::object::ObjectRequest;
+use crate::openapi;
+use crate::response::{ApiError, Cors, CorsCheck, HttpReply};
+use crate::route::{allowed_methods, route, Route, RouteError};
+use crate::token::{bearer, verify, Access, Claims, Keyring, KeyringError};
+
+/// The front Worker's configuration, read from its environment.
+#[derive(Clone, Debug)]
+pub struct FrontConfig {
+    /// The verification keys, or why they could not be loaded (then every
+    /// authenticated route answers `503 unavailable`).
+    pub keys: Result<Keyring, KeyringError>,
+    /// The CORS allow-list.
+    pub cors: Cors,
+}
+
+/// An incoming request, as the runtime delivered it.
+#[derive(Clone, Copy, Debug)]
+pub struct Incoming<'a> {
+    /// The method, upper-case.
+    pub method: &'a str,
+    /// The path, without the query.
+    pub path: &'a str,
+    /// The query string without `?` (empty when absent).
+    pub query: &'a str,
+    /// The `Authorization` header.
+    pub authorization: Option<&'a str>,
+    /// The `Origin` header.
+    pub origin: Option<&'a str>,
+    /// The body, or `None` when it was not read because its declared
+    /// length exceeds [`api::MAX_BODY`].
+    pub body: Option<&'a [u8]>,
+}
+
+/// What the Worker must do with a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// Answer directly.
+    Reply(HttpReply),
+    /// Send `request` to the namespace object of `namespace` and pass its
+    /// answer on.
+    Object {
+        /// Which object (`idFromName(namespace)`).
+        namespace: Namespace,
+        /// What to ask it.
+        request: ObjectRequest,
+    },
+    /// Send the create request to the namespace object, then record the
+    /// namespace in the registry (also when it already existed, which
+    /// repairs a registry write lost earlier); pass the object's answer on.
+    Create {
+        /// The new namespace.
+        namespace: Namespace,
+        /// The create request.
+        request: ObjectRequest,
+    },
+    /// List the registry, keep the namespaces `claims` may read, and answer
+    /// with each one's summary ([`list_reply`]).
+    List {
+        /// The caller's claims.
+        claims: Claims,
+    },
+}
+
+fn authenticate(
+    incoming: &Incoming<'_>,
+    config: &FrontConfig,
+    now: u64,
+) -> Result<Claims, ApiError> {
+    let keys = config
+        .keys
+        .as_ref()
+        .map_err(|e| ApiError::unavailable(format!("authority misconfigured: {e}")))?;
+    let token = bearer(incoming.authorization)
+        .map_err(|e| ApiError::new(ErrorCode::Unauthenticated, e.to_string()))?;
+    verify(token, keys, now).map_err(|e| ApiError::new(ErrorCode::Unauthenticated, e.to_string()))
+}
+
+fn require(claims: &Claims, access: Access<'_>) -> Result<(), ApiError> {
+    if claims.allows(access) {
+        return Ok(());
+    }
+    let what = match access {
+        Access::Generate(ns) => format!("taking ranges in {ns:?} needs a generator token for it"),
+        Access::Read(ns) => format!("reading {ns:?} needs a reader or admin token for it"),
+        Access::List => "listing namespaces needs a reader or admin token".to_owned(),
+        Access::Admin(ns) => format!("administering {ns:?} needs an admin token for it"),
+    };
+    Err(ApiError::new(ErrorCode::Forbidden, what))
+}
+
+fn body<'a>(incoming: &Incoming<'a>) -> Result<&'a [u8], ApiError> {
+    match incoming.body {
+        Some(b) => api::check_size(b.len()).map(|()| b),
+        None => api::check_size(api::MAX_BODY + 1).map(|()| &[][..]),
+    }
+}
+
+/// Decides what to do with `incoming` at `now` (seconds since the epoch).
+pub fn plan(incoming: &Incoming<'_>, config: &FrontConfig, now: u64) -> Plan {
+    if incoming.method == "OPTIONS" {
+        return Plan::Reply(
+            config
+                .cors
+                .preflight(incoming.origin, allowed_methods(incoming.path)),
+        );
+    }
+    let result = route(incoming.method, incoming.path)
+        .map_err(|e| match e {
+            RouteError::NotFound => ApiError::new(ErrorCode::NotFound, "no such path"),
+            RouteError::MethodNotAllowed { allow } => {
+                let mut err = ApiError::new(
+                    ErrorCode::MethodNotAllowed,
+                    format!("{} is not allowed here; use {allow}", incoming.method),
+                );
+                err.allow = Some(allow);
+                err
+            }
+        })
+        .and_then(|r| {
+            if config.cors.check(incoming.origin) == CorsCheck::Refused {
+                return Err(crate::response::refused_origin());
+            }
+            plan_route(r, incoming, config, now)
+        });
+    let mut plan = result.unwrap_or_else(|e| Plan::Reply(e.reply()));
+    if let Plan::Reply(reply) = &mut plan {
+        config.cors.decorate(incoming.origin, reply);
+    }
+    plan
+}
+
+fn plan_route(
+    r: Route,
+    incoming: &Incoming<'_>,
+    config: &FrontConfig,
+    now: u64,
+) -> Result<Plan, ApiError> {
+    match r {
+        Route::Healthz => {
+            return Ok(Plan::Reply(HttpReply::json(
+                200,
+                &serde_json::json!({"ok": true}),
+            )))
+        }
+        Route::OpenApi => {
+            return Ok(Plan::Reply(HttpReply::json_text(
+                200,
+                openapi::document_text().to_owned(),
+            )))
+        }
+        _ => {}
+    }
+    let claims = authenticate(incoming, config, now)?;
+    let object = |namespace: Namespace, request: ObjectRequest| Plan::Object { namespace, request };
+    Ok(match r {
+        Route::Healthz | Route::OpenApi => {
+            return Err(ApiError::new(ErrorCode::NotFound, "no such path"))
+        }
+        Route::Grant => {
+            let request = api::grant_request(body(incoming)?)?;
+            require(&claims, Access::Generate(&request.namespace))?;
+            object(request.namespace, ObjectRequest::Grant { request })
+        }
+        Route::ListNamespaces => {
+            require(&claims, Access::List)?;
+            Plan::List { claims }
+        }
+        Route::CreateNamespace => {
+            let c = api::create_namespace(body(incoming)?)?;
+            require(&claims, Access::Admin(&c.namespace))?;
+            Plan::Create {
+                namespace: c.namespace,
+                request: ObjectRequest::Create {
+                    namespace: c.namespace,
+                    first: DecU64(c.config.first()),
+                    max: DecU64(c.config.max()),
+                    max_count: c.config.max_count(),
+                    actor: claims.sub.clone(),
+                },
+            }
+        }
+        Route::Summary(seg) => {
+            let namespace = api::path_namespace(&seg)?;
+            require(&claims, Access::Read(&namespace))?;
+            object(namespace, ObjectRequest::Summary { namespace })
+        }
+        Route::Grants(seg) => {
+            let namespace = api::path_namespace(&seg)?;
+            require(&claims, Access::Read(&namespace))?;
+            let page = api::page(incoming.query)?;
+            object(
+                namespace,
+                ObjectRequest::Grants {
+                    namespace,
+                    limit: page.limit,
+                    before: page.before.map(DecBound),
+                },
+            )
+        }
+        Route::Lookup(seg) => {
+            let namespace = api::path_namespace(&seg)?;
+            require(&claims, Access::Read(&namespace))?;
+            let id = api::lookup_id(incoming.query)?;
+            object(
+                namespace,
+                ObjectRequest::Lookup {
+                    namespace,
+                    id: DecU64(id),
+                },
+            )
+        }
+        Route::Audit(seg) => {
+            let namespace = api::path_namespace(&seg)?;
+            require(&claims, Access::Admin(&namespace))?;
+            let page = api::page(incoming.query)?;
+            object(
+                namespace,
+                ObjectRequest::Audit {
+                    namespace,
+                    limit: page.limit,
+                    before: page.before.map(DecBound),
+                },
+            )
+        }
+        Route::Floor(seg) => {
+            let namespace = api::path_namespace(&seg)?;
+            require(&claims, Access::Admin(&namespace))?;
+            let floor = api::floor(body(incoming)?)?;
+            object(
+                namespace,
+                ObjectRequest::Floor {
+                    namespace,
+                    floor: DecU64(floor),
+                    actor: claims.sub.clone(),
+                },
+            )
+        }
+        Route::Freeze(ref seg) | Route::Unfreeze(ref seg) => {
+            let frozen = matches!(r, Route::Freeze(_));
+            let seg = seg.clone();
+            let namespace = api::path_namespace(&seg)?;
+            require(&claims, Access::Admin(&namespace))?;
+            let reason = api::reason(body(incoming)?)?;
+            object(
+                namespace,
+                ObjectRequest::SetFrozen {
+                    namespace,
+                    frozen,
+                    reason,
+                    actor: claims.sub.clone(),
+                },
+            )
+        }
+    })
+}
+
+/// The namespaces among `all` that `claims` may read.
+pub fn visible(claims: &Claims, all: &[Namespace]) -> Vec<Namespace> {
+    all.iter()
+        .filter(|ns| claims.allows(Access::Read(ns)))
+        .copied()
+        .collect()
+}
+
+/// The answer to `GET /v1/namespaces` from the summaries' JSON texts:
+/// `{"namespaces":[summary,...]}`.
+pub fn list_reply(summaries: &[String]) -> HttpReply {
+    let values: Result<Vec<serde_json::Value>, _> =
+        summaries.iter().map(|s| serde_json::from_str(s)).collect();
+    match values {
+        Ok(v) => HttpReply::json(200, &serde_json::json!({ "namespaces": v })),
+        Err(e) => ApiError::unavailable(format!("a namespace summary was unreadable: {e}")).reply(),
+    }
+}
+
+/// The answer when an object could not be reached or failed: `503
+/// unavailable` with `Retry-After`; the grant's outcome is unknown, and a
+/// retry with the same request id is safe.
+pub fn object_failed(detail: &str) -> HttpReply {
+    let lower = detail.to_ascii_lowercase();
+    let why = if lower.contains("overload") {
+        "the namespace object is overloaded"
+    } else {
+        "the namespace object did not answer"
+    };
+    ApiError::unavailable(format!("{why}; retry with the same request id")).reply()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::token::{mint, Role, Scope};
+
+    const KEY: &str = "0123456789abcdef0123456789abcdef";
+    const NOW: u64 = 1_800_000_000;
+
+    fn config() -> FrontConfig {
+        FrontConfig {
+            keys: Keyring::from_json(&format!(r#"{{"k1":"{KEY}"}}"#)),
+            cors: Cors::parse("https://ok.example"),
+        }
+    }
+
+    fn token(role: Role, ns: &[&str]) -> String {
+        let scope = if ns == ["*"] {
+            Scope::All
+        } else {
+            Scope::Only(ns.iter().map(|n| Namespace::new(n).unwrap()).collect())
+        };
+        let c = Claims {
+            sub: "tester".into(),
+            role,
+            ns: scope,
+            exp: NOW + 60,
+        };
+        format!("Bearer {}", mint(&c, "k1", KEY.as_bytes()))
+    }
+
+    fn run(method: &str, path: &str, auth: Option<&str>, body: &[u8]) -> Plan {
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
+        let incoming = Incoming {
+            method,
+            path,
+            query,
+            authorization: auth,
+            origin: None,
+            body: Some(body),
+        };
+        plan(&incoming, &config(), NOW)
+    }
+
+    fn status(p: &Plan) -> (u16, String) {
+        match p {
+            Plan::Reply(r) => {
+                let v: serde_json::Value = serde_json::from_str(&r.body).unwrap_or_default();
+                (
+                    r.status,
+                    v["error"]["code"].as_str().unwrap_or("").to_owned(),
+                )
+            }
+            Plan::Object { .. } | Plan::Create { .. } | Plan::List { .. } => (0, "forward".into()),
+        }
+    }
+
+    const GRANT: &[u8] = br#"{"namespace":"orders","incarnation":"A9","requestId":"r1","count":5}"#;
+
+    #[test]
+    fn open_routes_need_no_token() {
+        assert_eq!(status(&run("GET", "/healthz", None, b"")).0, 200);
+        assert_eq!(status(&run("GET", "/v1/openapi.json", None, b"")).0, 200);
+        assert_eq!(
+            status(&run("GET", "/nope", None, b"")),
+            (404, "not_found".into())
+        );
+        let p = run("DELETE", "/v1/ranges", None, b"");
+        assert_eq!(status(&p), (405, "method_not_allowed".into()));
+        if let Plan::Reply(r) = p {
+            assert_eq!(r.header("allow"), Some("POST"));
+        }
+    }
+
+    #[test]
+    fn tokens_are_required() {
+        assert_eq!(
+            status(&run("POST", "/v1/ranges", None, GRANT)),
+            (401, "unauthenticated".into())
+        );
+        assert_eq!(
+            status(&run("POST", "/v1/ranges", Some("Bearer x.y.z"), GRANT)),
+            (401, "unauthenticated".into())
+        );
+        let broken = FrontConfig {
+            keys: Keyring::from_json("{}"),
+            cors: Cors::default(),
+        };
+        let incoming = Incoming {
+            method: "GET",
+            path: "/v1/namespaces",
+            query: "",
+            authorization: None,
+            origin: None,
+            body: Some(b""),
+        };
+        assert_eq!(status(&plan(&incoming, &broken, NOW)).0, 503);
+    }
+
+    #[test]
+    fn role_matrix_over_routes() {
+        let gen = token(Role::Generator, &["orders"]);
+        let reader = token(Role::Reader, &["orders"]);
+        let admin = token(Role::Admin, &["orders"]);
+        let other_gen = token(Role::Generator, &["other"]);
+        let fwd = (0, "forward".to_owned());
+        let forbidden = (403, "forbidden".to_owned());
+        type Case<'a> = (&'a str, &'a str, &'a [u8], [&'a (u16, String); 4]);
+        let cases: &[Case<'_>] = &[
+            (
+                "POST",
+                "/v1/ranges",
+                GRANT,
+                [&fwd, &forbidden, &forbidden, &forbidden],
+            ),
+            (
+                "GET",
+                "/v1/namespaces",
+                b"",
+                [&forbidden, &fwd, &fwd, &forbidden],
+            ),
+            (
+                "GET",
+                "/v1/namespaces/orders",
+                b"",
+                [&forbidden, &fwd, &fwd, &forbidden],
+            ),
+            (
+                "GET",
+                "/v1/namespaces/orders/grants",
+                b"",
+                [&forbidden, &fwd, &fwd, &forbidden],
+            ),
+            (
+                "GET",
+                "/v1/namespaces/orders/lookup?id=1",
+                b"",
+                [&forbidden, &fwd, &fwd, &forbidden],
+            ),
+            (
+                "GET",
+                "/v1/namespaces/orders/audit",
+                b"",
+                [&forbidden, &forbidden, &fwd, &forbidden],
+            ),
+            (
+                "POST",
+                "/v1/namespaces",
+                br#"{"namespace":"orders"}"#,
+                [&forbidden, &forbidden, &fwd, &forbidden],
+            ),
+            (
+                "POST",
+                "/v1/namespaces/orders/floor",
+                br#"{"floor":"5"}"#,
+                [&forbidden, &forbidden, &fwd, &forbidden],
+            ),
+            (
+                "POST",
+                "/v1/namespaces/orders/freeze",
+                br#"{"reason":"x"}"#,
+                [&forbidden, &forbidden, &fwd, &forbidden],
+            ),
+            (
+                "POST",
+                "/v1/namespaces/orders/unfreeze",
+                br#"{"reason":"x"}"#,
+                [&forbidden, &forbidden, &fwd, &forbidden],
+            ),
+        ];
+        for (m, p, b, expect) in cases {
+            for (tok, want) in [&gen, &reader, &admin, &other_gen]
+                .iter()
+                .zip(expect.iter())
+            {
+                assert_eq!(&status(&run(m, p, Some(tok), b)), *want, "{m} {p} {tok}");
+            }
+        }
+        // Admin of one namespace cannot create another.
+        assert_eq!(
+            status(&run(
+                "POST",
+                "/v1/namespaces",
+                Some(&admin),
+                br#"{"namespace":"other"}"#
+            )),
+            forbidden
+        );
+    }
+
+    #[test]
+    fn validation_after_auth() {
+        let gen = token(Role::Generator, &["*"]);
+        let admin = token(Role::Admin, &["*"]);
+        assert_eq!(status(&run("POST", "/v1/ranges", Some(&gen), b"{")).0, 400);
+        let big = vec![b' '; api::MAX_BODY + 1];
+        assert_eq!(
+            status(&run("POST", "/v1/ranges", Some(&gen), &big)),
+            (413, "payload_too_large".into())
+        );
+        let incoming = Incoming {
+            method: "POST",
+            path: "/v1/ranges",
+            query: "",
+            authorization: Some(&gen),
+            origin: None,
+            body: None,
+        };
+        assert_eq!(status(&plan(&incoming, &config(), NOW)).0, 413);
+        assert_eq!(
+            status(&run("GET", "/v1/namespaces/Bad/grants", Some(&admin), b"")),
+            (404, "namespace_not_found".into())
+        );
+        assert_eq!(
+            status(&run(
+                "GET",
+                "/v1/namespaces/orders/grants?limit=0",
+                Some(&admin),
+                b""
+            ))
+            .0,
+            400
+        );
+        assert_eq!(
+            status(&run(
+                "GET",
+                "/v1/namespaces/orders/lookup",
+                Some(&admin),
+                b""
+            ))
+            .0,
+            400
+        );
+        assert_eq!(
+            status(&run(
+                "POST",
+                "/v1/namespaces/orders/floor",
+                Some(&admin),
+                b"{}"
+            ))
+            .0,
+            400
+        );
+    }
+
+    #[test]
+    fn forwarded_requests_carry_the_actor() {
+        let admin = token(Role::Admin, &["*"]);
+        match run(
+            "POST",
+            "/v1/namespaces/orders/freeze",
+            Some(&admin),
+            br#"{"reason":"r"}"#,
+        ) {
+            Plan::Object {
+                request: ObjectRequest::SetFrozen { frozen, actor, .. },
+                ..
+            } => {
+                assert!(frozen);
+                assert_eq!(actor, "tester");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn cross_origin_is_refused_unless_allowed() {
+        let admin = token(Role::Admin, &["*"]);
+        let mk = |origin| Incoming {
+            method: "GET",
+            path: "/v1/namespaces",
+            query: "",
+            authorization: Some(&admin),
+            origin,
+            body: Some(b""),
+        };
+        assert_eq!(
+            status(&plan(&mk(Some("https://evil.example")), &config(), NOW)),
+            (403, "forbidden".into())
+        );
+        assert_eq!(
+            status(&plan(&mk(Some("https://ok.example")), &config(), NOW)).1,
+            "forward"
+        );
+        let pre = Incoming {
+            method: "OPTIONS",
+            ..mk(Some("https://ok.example"))
+        };
+        match plan(&pre, &config(), NOW) {
+            Plan::Reply(r) => {
+                assert_eq!(r.status, 204);
+                assert_eq!(
+                    r.header("access-control-allow-origin"),
+                    Some("https://ok.example")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn listing_filters_by_scope() {
+        let c = Claims {
+            sub: "s".into(),
+            role: Role::Reader,
+            ns: Scope::Only(vec![Namespace::new("b").unwrap()]),
+            exp: 0,
+        };
+        let all: Vec<Namespace> = ["a", "b", "c"]
+            .iter()
+            .map(|n| Namespace::new(n).unwrap())
+            .collect();
+        assert_eq!(visible(&c, &all), vec![Namespace::new("b").unwrap()]);
+        let r = list_reply(&[r#"{"namespace":"b"}"#.into()]);
+        assert_eq!(r.body, r#"{"namespaces":[{"namespace":"b"}]}"#);
+        assert_eq!(object_failed("Durable Object is overloaded").status, 503);
+        assert_eq!(object_failed("x").header("retry-after"), Some("1"));
+    }
+}

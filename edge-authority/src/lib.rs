@@ -1,0 +1,35 @@
+//! rangeid's authority: grants disjoint ID ranges per namespace, as a
+//! Cloudflare Worker with one Durable Object per namespace on SQLite.
+//!
+//! The front Worker authenticates, validates and routes ([`front`]); each
+//! namespace is one Durable Object (`idFromName(namespace)`) holding its
+//! state, grant ledger and audit log ([`object`], [`store`]); a registry
+//! object lists the namespaces. Every decision about a grant is
+//! [`rangeid_core::decide`]'s; this crate stores what it decides.
+//!
+//! Everything but the thin runtime drivers (`worker_entry`, wasm32 only)
+//! builds and is tested on the host:
+//!
+//! - [`token`]: HS256 bearer tokens, roles and namespace scopes.
+//! - [`route`]: method and path to a route; 404 and 405.
+//! - [`api`]: request bodies and queries; 400 and 413.
+//! - [`store`]: the SQLite schema and the 20-digit TEXT row codec.
+//! - [`object`]: the namespace and registry objects' handlers.
+//! - [`summary`]: the namespace summary and grant rates.
+//! - [`openapi`]: the OpenAPI 3.1 document.
+//! - [`response`]: error answers and CORS.
+//! - [`front`]: the front Worker's request plan.
+#![deny(missing_docs)]
+
+pub mod api;
+pub mod front;
+pub mod object;
+pub mod openapi;
+pub mod response;
+pub mod route;
+pub mod store;
+pub mod summary;
+pub mod token;
+
+#[cfg(target_arch = "wasm32")]
+mod worker_entry;

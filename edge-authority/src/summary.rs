@@ -1,0 +1,245 @@
+//! The namespace summary answered by `GET /v1/namespaces/{ns}` and listings.
+//!
+//! ```json
+//! {"namespace":"orders","first":"1","next":"11001","max":"9007199254740991",
+//!  "remaining":"9007199254729991","maxCount":10000000,"state":"active",
+//!  "rangesGranted":1,"idsGranted":"11000","createdAt":"2026-11-29T15:00:00.000Z",
+//!  "lastGrantAt":"2026-11-29T15:01:00.000Z",
+//!  "grantRate":{"lastMinute":{"ranges":1,"idsPerSecond":183.3},
+//!               "lastHour":{"ranges":1,"idsPerSecond":3.05}},
+//!  "exhaustion":{"seconds":2.9e12,"at":"..."}}
+//! ```
+//!
+//! ID-valued fields are decimal strings; `maxCount` and `rangesGranted` are
+//! integers. Rates come from 10-second buckets and are approximate; the
+//! estimate divides `remaining` by the last hour's rate (over the part of
+//! the hour the namespace existed) and is `null` with no grant in the hour.
+
+use rangeid_core::wire::{DecBound, DecU64};
+use serde::Serialize;
+
+use crate::store::NamespaceRow;
+
+/// The width of one rate bucket, in milliseconds.
+pub const BUCKET_MS: i64 = 10_000;
+const MINUTE_MS: i64 = 60_000;
+const HOUR_MS: i64 = 3_600_000;
+
+/// One rate bucket: grants committed in `[bucket * BUCKET_MS, +BUCKET_MS)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bucket {
+    /// The bucket index (ms / [`BUCKET_MS`]).
+    pub bucket: i64,
+    /// Ranges granted in it.
+    pub ranges: i64,
+    /// IDs granted in it (approximate beyond 2^53).
+    pub ids: f64,
+}
+
+/// The rate over one window.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rate {
+    /// Ranges granted in the window.
+    pub ranges: i64,
+    /// IDs granted per second over the window.
+    pub ids_per_second: f64,
+}
+
+/// Grant rates over the last minute and hour.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantRate {
+    /// The last 60 seconds (whole buckets).
+    pub last_minute: Rate,
+    /// The last hour (whole buckets).
+    pub last_hour: Rate,
+}
+
+/// When the namespace runs out at the last hour's rate.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Exhaustion {
+    /// Seconds from now.
+    pub seconds: f64,
+    /// The moment, RFC 3339 UTC (absent when past year 9999).
+    pub at: Option<String>,
+}
+
+/// The summary of one namespace.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Its name.
+    pub namespace: String,
+    /// The first ID it ever grants.
+    pub first: DecU64,
+    /// The start of its next grant (up to 2^64).
+    pub next: DecBound,
+    /// The largest ID it may grant.
+    pub max: DecU64,
+    /// IDs left to grant.
+    pub remaining: DecU64,
+    /// The largest count one request may ask for.
+    pub max_count: u64,
+    /// `active` or `frozen`.
+    pub state: &'static str,
+    /// Ranges granted so far.
+    pub ranges_granted: u64,
+    /// IDs granted so far (floors excluded).
+    pub ids_granted: DecBound,
+    /// Creation time, RFC 3339 UTC.
+    pub created_at: String,
+    /// The last new grant's time, if any.
+    pub last_grant_at: Option<String>,
+    /// Recent grant rates.
+    pub grant_rate: GrantRate,
+    /// The estimated exhaustion at the last hour's rate, if it granted.
+    pub exhaustion: Option<Exhaustion>,
+}
+
+fn window(buckets: &[Bucket], now: i64, span: i64, age: i64) -> Rate {
+    let from = (now - span).div_euclid(BUCKET_MS);
+    let (ranges, ids) = buckets
+        .iter()
+        .filter(|b| b.bucket > from)
+        .fold((0, 0.0), |(r, i), b| (r + b.ranges, i + b.ids));
+    // Divide by the part of the window the namespace existed, at least 1 s.
+    let secs = (span.min(age).max(1_000)) as f64 / 1_000.0;
+    Rate {
+        ranges,
+        ids_per_second: ids / secs,
+    }
+}
+
+/// Builds the summary of `row` at `now` (ms) from its rate `buckets`.
+pub fn summarize(row: &NamespaceRow, buckets: &[Bucket], now: i64) -> Summary {
+    let s = &row.state;
+    let c = s.config();
+    let age = now - row.created_at;
+    let grant_rate = GrantRate {
+        last_minute: window(buckets, now, MINUTE_MS, age),
+        last_hour: window(buckets, now, HOUR_MS, age),
+    };
+    let rate = grant_rate.last_hour.ids_per_second;
+    let exhaustion = (rate > 0.0).then(|| {
+        let seconds = s.remaining() as f64 / rate;
+        let at_ms = now as f64 + seconds * 1_000.0;
+        Exhaustion {
+            seconds,
+            at: (at_ms < 253_402_300_800_000.0).then(|| rfc3339(at_ms as i64)),
+        }
+    });
+    Summary {
+        namespace: s.name().as_str().to_owned(),
+        first: DecU64(c.first()),
+        next: DecBound(s.next()),
+        max: DecU64(c.max()),
+        remaining: DecU64(s.remaining()),
+        max_count: c.max_count(),
+        state: s.status().as_str(),
+        ranges_granted: row.ranges_granted,
+        ids_granted: DecBound(row.ids_granted),
+        created_at: rfc3339(row.created_at),
+        last_grant_at: row.last_grant_at.map(rfc3339),
+        grant_rate,
+        exhaustion,
+    }
+}
+
+/// Formats milliseconds since the Unix epoch as RFC 3339 UTC with
+/// milliseconds, e.g. `2026-11-29T15:39:25.123Z`. Valid for years 1970
+/// to 9999.
+pub fn rfc3339(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    let rem = ms.rem_euclid(86_400_000);
+    // Civil date from days since 1970-01-01 (proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1_000 % 60,
+        rem % 1_000
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rangeid_core::authority::NamespaceConfig;
+    use rangeid_core::Namespace;
+
+    #[test]
+    fn rfc3339_known_instants() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(rfc3339(1_700_000_000_123), "2023-11-14T22:13:20.123Z");
+        assert_eq!(rfc3339(253_402_300_799_999), "9999-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn summary_fields_and_rates() {
+        let config = NamespaceConfig::new(Some(1), Some(1_000_000), Some(1000)).unwrap();
+        let mut row = NamespaceRow::create(Namespace::new("orders").unwrap(), config, 0);
+        let now = 2 * HOUR_MS;
+        row.last_grant_at = Some(now - 1);
+        row.ranges_granted = 4;
+        row.ids_granted = 3600;
+        let buckets = [
+            Bucket {
+                bucket: (now - 30_000) / BUCKET_MS,
+                ranges: 2,
+                ids: 1800.0,
+            },
+            Bucket {
+                bucket: (now - 1_800_000) / BUCKET_MS,
+                ranges: 2,
+                ids: 1800.0,
+            },
+            Bucket {
+                bucket: (now - 2 * HOUR_MS) / BUCKET_MS,
+                ranges: 9,
+                ids: 9e9,
+            },
+        ];
+        let s = summarize(&row, &buckets, now);
+        assert_eq!(s.grant_rate.last_minute.ranges, 2);
+        assert_eq!(s.grant_rate.last_minute.ids_per_second, 30.0);
+        assert_eq!(s.grant_rate.last_hour.ranges, 4);
+        assert_eq!(s.grant_rate.last_hour.ids_per_second, 1.0);
+        let e = s.exhaustion.clone().unwrap();
+        assert_eq!(e.seconds, 1_000_000.0);
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["namespace"], "orders");
+        assert_eq!(v["first"], "1");
+        assert_eq!(v["next"], "1");
+        assert_eq!(v["max"], "1000000");
+        assert_eq!(v["remaining"], "1000000");
+        assert_eq!(v["maxCount"], 1000);
+        assert_eq!(v["state"], "active");
+        assert_eq!(v["rangesGranted"], 4);
+        assert_eq!(v["idsGranted"], "3600");
+        assert_eq!(v["createdAt"], "1970-01-01T00:00:00.000Z");
+        assert!(v["lastGrantAt"].is_string());
+    }
+
+    #[test]
+    fn no_grants_means_no_estimate() {
+        let config = NamespaceConfig::new(None, None, None).unwrap();
+        let row = NamespaceRow::create(Namespace::new("idle").unwrap(), config, 5);
+        let s = summarize(&row, &[], 10);
+        assert_eq!(s.exhaustion, None);
+        assert_eq!(s.last_grant_at, None);
+        assert_eq!(s.grant_rate.last_hour.ids_per_second, 0.0);
+        let v = serde_json::to_value(&s).unwrap();
+        assert!(v["exhaustion"].is_null() && v["lastGrantAt"].is_null());
+    }
+}

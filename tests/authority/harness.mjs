@@ -1,0 +1,338 @@
+// Test harness: runs the built authority on the real local workerd (through
+// wrangler dev) on loopback, mints tokens, and checks answers against the
+// served OpenAPI document.
+//
+// Needs edge-authority/build/index.js (edge-authority/scripts/build.sh).
+import { spawn } from 'node:child_process';
+import { createHmac, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const authorityDir = join(here, '..', '..', 'edge-authority');
+const wrangler = join(authorityDir, 'node_modules', '.bin', 'wrangler');
+const workerd = join(authorityDir, 'node_modules', '@cloudflare', 'workerd-linux-64', 'bin', 'workerd');
+
+export const ALLOWED_ORIGIN = 'https://ok.example';
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The pids of every live descendant of `root`, from /proc. */
+export function descendants(root) {
+  const children = new Map();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const after = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ppid = Number(after[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(d));
+    } catch {
+      // The process went away while we looked.
+    }
+  }
+  const out = [];
+  const stack = [root];
+  while (stack.length) {
+    const p = stack.pop();
+    for (const c of children.get(p) ?? []) {
+      out.push(c);
+      stack.push(c);
+    }
+  }
+  return out;
+}
+
+function alive(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+function commOf(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * One local authority on 127.0.0.1, with its own key, state folder and
+ * ports: through `wrangler dev` (the default, as scripts/dev.sh runs it) or,
+ * with `runtime: 'workerd'`, on the same workerd binary run directly from a
+ * generated config (no dev proxy in front). The default comes from
+ * RANGEID_TEST_RUNTIME. `stop()` ends only the processes it started.
+ */
+export class Authority {
+  constructor({ retentionSeconds = 86400, stateDir, runtime = process.env.RANGEID_TEST_RUNTIME || 'wrangler' } = {}) {
+    if (!['wrangler', 'workerd'].includes(runtime)) throw new Error(`unknown runtime ${runtime}`);
+    this.runtime = runtime;
+    if (!existsSync(join(authorityDir, 'build', 'index.js'))) {
+      throw new Error('edge-authority/build/index.js is missing: run edge-authority/scripts/build.sh');
+    }
+    this.retentionSeconds = retentionSeconds;
+    this.workDir = mkdtempSync(join(tmpdir(), 'rangeid-authority-test-'));
+    this.stateDir = stateDir ?? join(this.workDir, 'state');
+    this.kid = 'test-1';
+    this.key = randomBytes(32).toString('hex');
+    this.oldKid = 'old-1';
+    this.oldKey = randomBytes(32).toString('hex');
+    this.envFile = join(this.workDir, 'dev.vars');
+    writeFileSync(
+      this.envFile,
+      `RANGEID_SIGNING_KEYS='${JSON.stringify({ [this.kid]: this.key, [this.oldKid]: this.oldKey })}'\n`,
+      { mode: 0o600 },
+    );
+    this.log = '';
+  }
+
+  /** Starts the authority and waits for /healthz; retries on another port
+   * if the process dies early (a port taken between probe and bind). */
+  async start() {
+    let last;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        return await this.#startOnce();
+      } catch (e) {
+        last = e;
+      }
+    }
+    throw last;
+  }
+
+  async #startOnce() {
+    this.port = await freePort();
+    this.inspectorPort = await freePort();
+    this.base = `http://127.0.0.1:${this.port}`;
+    this.log = '';
+    this.proc = this.runtime === 'workerd' ? this.#spawnWorkerd() : spawn(
+      wrangler,
+      [
+        'dev', '--local', '--ip', '127.0.0.1', '--port', String(this.port),
+        '--inspector-port', String(this.inspectorPort),
+        '--persist-to', this.stateDir, '--env-file', this.envFile,
+        '--show-interactive-dev-session=false', '--log-level', 'warn',
+        '--var', `RANGEID_CORS_ORIGINS:${ALLOWED_ORIGIN}`,
+        '--var', `RANGEID_GRANT_RETENTION_SECONDS:${this.retentionSeconds}`,
+      ],
+      {
+        cwd: authorityDir,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_SEND_METRICS: 'false', CI: 'true' },
+      },
+    );
+    const append = (b) => {
+      this.log = (this.log + b.toString()).slice(-20000);
+    };
+    this.proc.stdout.on('data', append);
+    this.proc.stderr.on('data', append);
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      if (this.proc.exitCode !== null) break;
+      try {
+        const r = await fetch(`${this.base}/healthz`, { signal: AbortSignal.timeout(2000) });
+        if (r.status === 200) return this;
+      } catch {
+        // Not up yet.
+      }
+      await sleep(250);
+    }
+    await this.stop();
+    throw new Error(`authority did not start:\n${this.log}`);
+  }
+
+  #spawnWorkerd() {
+    mkdirSync(this.stateDir, { recursive: true });
+    const build = join(authorityDir, 'build');
+    const text = (name, value) => `(name = ${JSON.stringify(name)}, text = ${JSON.stringify(value)})`;
+    const keys = JSON.stringify({ [this.kid]: this.key, [this.oldKid]: this.oldKey });
+    const config = join(this.workDir, 'authority.capnp');
+    writeFileSync(config, `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [
+    (name = "main", worker = .authority),
+    (name = "state", disk = (path = ${JSON.stringify(this.stateDir)}, writable = true)),
+  ],
+  sockets = [(name = "http", address = "127.0.0.1:${this.port}", http = (), service = "main")],
+);
+const authority :Workerd.Worker = (
+  modules = [
+    (name = "index.js", esModule = embed ${JSON.stringify(relative(this.workDir, join(build, 'index.js')))}),
+    (name = "index_bg.wasm", wasm = embed ${JSON.stringify(relative(this.workDir, join(build, 'index_bg.wasm')))}),
+  ],
+  compatibilityDate = "2026-04-01",
+  bindings = [
+    (name = "NAMESPACE", durableObjectNamespace = "Namespace"),
+    (name = "REGISTRY", durableObjectNamespace = "Registry"),
+    ${text('RANGEID_SIGNING_KEYS', keys)},
+    ${text('RANGEID_CORS_ORIGINS', ALLOWED_ORIGIN)},
+    ${text('RANGEID_GRANT_RETENTION_SECONDS', String(this.retentionSeconds))},
+  ],
+  durableObjectNamespaces = [
+    (className = "Namespace", uniqueKey = "rangeid-authority-namespace", enableSql = true),
+    (className = "Registry", uniqueKey = "rangeid-authority-registry", enableSql = true),
+  ],
+  durableObjectStorage = (localDisk = "state"),
+);
+`, { mode: 0o600 });
+    return spawn(workerd, ['serve', '--experimental', config], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  }
+
+  /** The workerd processes this instance started. */
+  workerdPids() {
+    if (!this.proc) return [];
+    return [this.proc.pid, ...descendants(this.proc.pid)].filter((p) => commOf(p).startsWith('workerd'));
+  }
+
+  /** SIGKILLs workerd, then the rest of this instance's process group. */
+  async kill() {
+    for (const p of this.workerdPids()) {
+      try { process.kill(p, 'SIGKILL'); } catch { /* gone */ }
+    }
+    await this.#endGroup('SIGKILL');
+  }
+
+  async stop() {
+    await this.#endGroup('SIGTERM');
+  }
+
+  async #endGroup(signal) {
+    const proc = this.proc;
+    if (!proc) return;
+    this.proc = null;
+    const pids = [proc.pid, ...descendants(proc.pid)];
+    try { process.kill(-proc.pid, signal); } catch { /* gone */ }
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline && pids.some(alive)) await sleep(100);
+    for (const p of pids.filter(alive)) {
+      try { process.kill(p, 'SIGKILL'); } catch { /* gone */ }
+    }
+  }
+
+  cleanup() {
+    rmSync(this.workDir, { recursive: true, force: true });
+  }
+
+  /** An HS256 token for this instance's key (or any key/kid/header/claims). */
+  token(role, ns, { ttl = 3600, sub = 'tester', kid = this.kid, key = this.key, header, claims } = {}) {
+    const b64 = (v) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const h = b64(header ?? { alg: 'HS256', kid, typ: 'JWT' });
+    const p = b64(claims ?? { sub, role, ns, exp: Math.floor(Date.now() / 1000) + ttl });
+    const s = createHmac('sha256', key).update(`${h}.${p}`).digest('base64url');
+    return `${h}.${p}.${s}`;
+  }
+
+  /** Sends a request; returns {status, headers, body (parsed JSON or text)}. */
+  async req(method, path, { token, body, raw, headers = {} } = {}) {
+    const h = { ...headers };
+    if (token) h.authorization = `Bearer ${token}`;
+    let payload;
+    if (raw !== undefined) payload = raw;
+    else if (body !== undefined) {
+      payload = JSON.stringify(body);
+      h['content-type'] = 'application/json';
+    }
+    const r = await fetch(`${this.base}${path}`, { method, headers: h, body: payload, signal: AbortSignal.timeout(30_000) });
+    const text = await r.text();
+    let parsed = text;
+    try { parsed = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
+    return { status: r.status, headers: r.headers, body: parsed, text };
+  }
+}
+
+// ---- A small JSON Schema checker for the OpenAPI document's subset ----
+
+function resolve(doc, schema) {
+  while (schema && schema.$ref) {
+    const name = schema.$ref.replace('#/components/schemas/', '');
+    schema = doc.components.schemas[name];
+    assert.ok(schema, `unresolved ${name}`);
+  }
+  return schema;
+}
+
+function typeOf(v) {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return typeof v;
+}
+
+/** Errors of `value` against `schema` (empty when valid). */
+export function validate(doc, schema, value, at = '$') {
+  schema = resolve(doc, schema);
+  const errs = [];
+  if (!schema) return errs;
+  const t = typeOf(value);
+  if (schema.type) {
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    const ok = types.includes(t) || (t === 'integer' && types.includes('number'));
+    if (!ok) return [`${at}: expected ${types.join('|')}, got ${t}`];
+  }
+  if (schema.enum && !schema.enum.includes(value)) errs.push(`${at}: ${JSON.stringify(value)} not in enum`);
+  if (schema.pattern && t === 'string' && !new RegExp(schema.pattern).test(value)) {
+    errs.push(`${at}: ${JSON.stringify(value)} does not match ${schema.pattern}`);
+  }
+  if (schema.minimum !== undefined && (t === 'integer' || t === 'number') && value < schema.minimum) {
+    errs.push(`${at}: ${value} < ${schema.minimum}`);
+  }
+  if (t === 'object') {
+    for (const k of schema.required ?? []) if (!(k in value)) errs.push(`${at}: missing ${k}`);
+    const props = schema.properties ?? {};
+    for (const [k, v] of Object.entries(value)) {
+      if (props[k]) errs.push(...validate(doc, props[k], v, `${at}.${k}`));
+      else if (schema.additionalProperties === false) errs.push(`${at}: unexpected ${k}`);
+    }
+  }
+  if (t === 'array' && schema.items) {
+    value.forEach((v, i) => errs.push(...validate(doc, schema.items, v, `${at}[${i}]`)));
+  }
+  return errs;
+}
+
+/** Asserts that `res` is documented for `method template` and matches its schema. */
+export function conforms(doc, method, template, res) {
+  const op = doc.paths[template]?.[method.toLowerCase()];
+  assert.ok(op, `${method} ${template} is not in the OpenAPI document`);
+  const documented = op.responses[String(res.status)];
+  assert.ok(documented, `${method} ${template} answered ${res.status}, which is not documented: ${res.text}`);
+  const schema = documented.content?.['application/json']?.schema;
+  if (schema) {
+    const errs = validate(doc, schema, res.body);
+    assert.deepEqual(errs, [], `${method} ${template} ${res.status}: ${res.text}`);
+  }
+  if (res.status === 503) assert.ok(res.headers.get('retry-after'), '503 without Retry-After');
+  if (res.status === 405) assert.ok(res.headers.get('allow'), '405 without Allow');
+}
+
+/** A unique namespace name for one test. */
+let counter = 0;
+export function uniqueNs(prefix) {
+  counter += 1;
+  return `${prefix}-${process.pid}-${counter}`;
+}
