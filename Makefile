@@ -1,19 +1,33 @@
 # rangeid: the two commands a fresh machine needs, and a few more.
-.PHONY: demo test bench setup
+.PHONY: demo test bench authority token simulate setup build
 
-# The main job: a traced simulation of generators and the authority.
-demo:
-	./scripts/setup.sh
-	cargo run -p rangeid-sim --release --locked
+# The main job: builds everything, starts the local authority (state kept in
+# .rangeid/), creates a demo namespace and runs generators against it.
+# KEEP=1 leaves the authority running afterwards.
+demo: build
+	node scripts/demo.mjs $(if $(KEEP),--keep,)
 
 # Every test; installs what it needs first. CI runs exactly this.
 test:
 	./scripts/test.sh
 
-# Benchmarks that print ratios against baselines measured in the same run.
-bench:
-	./scripts/setup.sh
+# Benchmarks that print figures against baselines measured in the same run.
+bench: build
 	cargo bench -p rangeid-core --bench next_id --locked
+	node edge-authority/scripts/bench.mjs
+	node tests/bench/npm.mjs
+
+# The local authority in the foreground on 127.0.0.1:8787 (prints an admin token).
+authority: setup
+	edge-authority/scripts/dev.sh
+
+# The traced simulation of generators, authority and a faulty network.
+simulate: setup
+	cargo run -p rangeid-sim --release --locked
+
+build: setup
+	edge-authority/scripts/build.sh
+	node npm/scripts/build.mjs
 
 setup:
 	./scripts/setup.sh

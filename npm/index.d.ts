@@ -97,6 +97,12 @@ export declare class Generator {
   nextIds(n: number): Promise<string[]>;
   /** Like `nextId`, as a BigInt. */
   nextIdBigInt(): Promise<bigint>;
+  /**
+   * Resolves once no range request is in flight. On Workers, pass it to
+   * `ctx.waitUntil` so a prefetch started while serving one request is not
+   * cancelled when that request ends.
+   */
+  settled(): Promise<void>;
   /** Counters and grant latencies. */
   stats(): GeneratorStats;
   /** Abandons the unused IDs and returns how many (decimal string); later calls reject with `closed`. */

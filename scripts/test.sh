@@ -1,22 +1,43 @@
 #!/usr/bin/env bash
 # Runs every rangeid test. Installs what it needs first (scripts/setup.sh).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$repo"
 ./scripts/setup.sh
+export PATH="$HOME/.cargo/bin:$PATH"
+export CLOUDFLARE_CF_FETCH_ENABLED=false WRANGLER_SEND_METRICS=false
 
 step() { printf '\n== %s\n' "$*"; }
 
 step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
+cargo clippy -p rangeid-authority -p rangeid-wasm --target wasm32-unknown-unknown --locked -- -D warnings
 
 step "core builds no_std for wasm32, with and without its features"
 cargo build -p rangeid-core --target wasm32-unknown-unknown --locked
 cargo build -p rangeid-core --target wasm32-unknown-unknown --features serde --locked
 
-step "unit, property and simulation tests (1,000 seeds, 10M IDs by default)"
+step "Rust tests: unit, property, simulation (1,000 seeds, 10M IDs), authority host tests"
 cargo test --workspace --all-features --locked
 
 step "loom model check of the atomic cursor"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
   cargo test -p rangeid-core --test loom --release --locked
+
+step "the wasm binding under wasm-bindgen-test: Node, then headless Chromium"
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+cargo test -p rangeid-wasm --target wasm32-unknown-unknown --locked
+WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver \
+  cargo test -p rangeid-wasm --target wasm32-unknown-unknown --test binding --locked
+unset CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER
+
+step "build the authority Worker and the npm package"
+edge-authority/scripts/build.sh
+node npm/scripts/build.mjs
+
+step "npm driver tests (fake authority)"
+node --test npm/test/
+
+step "integration: the authority on workerd, the packed package (ESM, CJS, Chromium, Worker)"
+node --test --test-concurrency=1 tests/authority/ tests/npm/

@@ -114,6 +114,7 @@ export class Generator {
   #timerAt = Infinity;
   #waiters = [];
   #inflight = new Map();
+  #sending = new Map();
   #latencies = [];
   #closed = false;
   #abandonedHere = 0n;
@@ -235,6 +236,11 @@ export class Generator {
         reject(new RangeIdError(code, `no ID within ${this.#deadlineMs} ms: ${code}`));
       }, this.#deadlineMs);
       this.#waiters.push(waiter);
+      // Arm the wake-up timer afresh in this context: on Workers, timers and
+      // fetches started while serving an earlier request die with it.
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#timerAt = Infinity;
       this.#pump();
     });
   }
@@ -260,7 +266,12 @@ export class Generator {
     if (this.#closed) return;
     let body;
     while ((body = this.#engine.pollRequest(now())) !== undefined) {
-      this.#send(this.#engine.lastRequestId(), body);
+      const requestId = this.#engine.lastRequestId();
+      const done = this.#send(requestId, body);
+      this.#sending.set(requestId, done);
+      done.finally(() => {
+        if (this.#sending.get(requestId) === done) this.#sending.delete(requestId);
+      });
     }
     const deadline = this.#engine.nextDeadline();
     if (deadline >= 0 && deadline < this.#timerAt) {
@@ -318,6 +329,15 @@ export class Generator {
     s.grantLatencyMs = { count: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? null };
     s.inFlight = this.#inflight.size;
     return s;
+  }
+
+  /**
+   * Resolves once no range request is in flight. On Workers, pass it to
+   * `ctx.waitUntil` so a prefetch started while serving one request is not
+   * cancelled when that request ends.
+   */
+  async settled() {
+    while (this.#sending.size > 0) await Promise.allSettled([...this.#sending.values()]);
   }
 
   /** The incarnation: 32 hex digits, fresh for each generator. */
