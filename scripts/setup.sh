@@ -21,7 +21,7 @@ fi
 # Pinned cargo tools. wasm-bindgen-cli must match the workspace's
 # wasm-bindgen (=0.2.130); its locked tree names a crate the registry
 # lacks, so it installs without --locked. About 11 minutes cold for both.
-version_of() { "$1" --version 2>/dev/null | awk '{print $2}' || true; }
+version_of() { "$1" --version 2>/dev/null | awk '{print $NF}' || true; }
 if [ "$(version_of wasm-bindgen)" != "0.2.130" ]; then
   say "installing wasm-bindgen-cli 0.2.130"
   cargo install wasm-bindgen-cli --version 0.2.130 --force
