@@ -1,8 +1,9 @@
 // Builds the npm package from the repo: the wasm engine (cargo), its JS
-// glue (wasm-bindgen, pinned 0.2.130) and the CommonJS bundle (esbuild).
+// glue (wasm-bindgen, pinned 0.2.130), the CommonJS bundle (esbuild) and
+// the CommonJS type declarations. Then `npm pack` in npm/ makes the tarball.
 // Run from anywhere: `node npm/scripts/build.mjs`.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,4 +31,7 @@ run(esbuild, [
   join(pkg, "src", "node-cjs.mjs"), "--bundle", "--platform=node", "--format=cjs", "--target=node20",
   `--outfile=${join(pkg, "dist", "node.cjs")}`, "--log-level=error",
 ], { cwd: pkg });
-console.log(`built ${pkg} (wasm/, dist/)`);
+// The CommonJS entry's declarations: the same API, under the name
+// TypeScript expects beside a `require` condition.
+copyFileSync(join(pkg, "index.d.ts"), join(pkg, "index.d.cts"));
+console.log(`built ${pkg} (wasm/, dist/, index.d.cts)`);
