@@ -5,7 +5,7 @@
  * Guaranteed: no ID is issued twice within a namespace (across every
  * generator, restart and lost reply). Not guaranteed: any order between
  * IDs, gapless numbering, or secrecy. IDs are decimal strings so they stay
- * exact past 2^53; nothing here passes an ID through a JS number.
+ * exact past 2^53 (a JS number is used only for IDs below 2^53).
  */
 
 /** Stable error codes. */

@@ -400,20 +400,47 @@ fn raise_floor(
         }
     })?;
     let after = NamespaceRow { state, ..row };
+    let change = Change {
+        action: "floor",
+        before: json!({ "next": DecBound(row.state.next()) }),
+        after: json!({ "next": DecBound(after.state.next()) }),
+        reason: None,
+    };
+    commit_change(sql, now, actor, &row, &after, &change)
+}
+
+/// An admin change's audit entry: what was done, the state before and after.
+struct Change<'a> {
+    action: &'a str,
+    before: Json,
+    after: Json,
+    reason: Option<&'a str>,
+}
+
+/// Writes `after` over `row` and the change's audit entry in one
+/// transaction, then answers with the new summary.
+fn commit_change(
+    sql: &impl Sql,
+    now: i64,
+    actor: &str,
+    row: &NamespaceRow,
+    after: &NamespaceRow,
+    change: &Change<'_>,
+) -> Result<HttpReply, ApiError> {
     sql.atomically(&mut || {
-        update(sql, &row, &after)?;
+        update(sql, row, after)?;
         audit(
             sql,
             now,
             actor,
-            "floor",
-            Some(json!({ "next": DecBound(row.state.next()) })),
-            Some(json!({ "next": DecBound(after.state.next()) })),
-            None,
+            change.action,
+            Some(change.before.clone()),
+            Some(change.after.clone()),
+            change.reason,
         )
     })
     .map_err(unavailable)?;
-    summary_of(sql, &after, now).map(|s| HttpReply::json(200, &s))
+    summary_of(sql, after, now).map(|s| HttpReply::json(200, &s))
 }
 
 fn set_frozen(
@@ -434,20 +461,13 @@ fn set_frozen(
         state: row.state.with_status(status),
         ..row
     };
-    sql.atomically(&mut || {
-        update(sql, &row, &after)?;
-        audit(
-            sql,
-            now,
-            actor,
-            if frozen { "freeze" } else { "unfreeze" },
-            Some(json!({ "state": row.state.status().as_str() })),
-            Some(json!({ "state": status.as_str() })),
-            Some(reason),
-        )
-    })
-    .map_err(unavailable)?;
-    summary_of(sql, &after, now).map(|s| HttpReply::json(200, &s))
+    let change = Change {
+        action: if frozen { "freeze" } else { "unfreeze" },
+        before: json!({ "state": row.state.status().as_str() }),
+        after: json!({ "state": status.as_str() }),
+        reason: Some(reason),
+    };
+    commit_change(sql, now, actor, &row, &after, &change)
 }
 
 fn grant_json(g: &GrantRow) -> Json {

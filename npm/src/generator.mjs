@@ -8,20 +8,10 @@
 
 import { RangeIdError, codeFromMessage } from "./errors.mjs";
 
-const JS_EXACT_LIMIT = 2 ** 53;
 const BLOCK = 1024;
-const FINAL = new Set([
-  "exhausted",
-  "closed",
-  "unauthenticated",
-  "forbidden",
-  "namespace_not_found",
-  "invalid_request",
-  "request_conflict",
-  "payload_too_large",
-  "not_found",
-  "method_not_allowed",
-]);
+
+/** Whether no ID can come from waiting: every code but these two is final. */
+const isFinal = (code) => code !== "unavailable" && code !== "frozen";
 
 const now = () => performance.now();
 
@@ -67,18 +57,14 @@ export function engineOptions(options) {
   }
   const big = Number.MAX_SAFE_INTEGER;
   const json = { namespace };
-  const map = [
-    ["rangeSize", "rangeSize", 1, big],
-    ["minRangeSize", "minRangeSize", 1, big],
-    ["maxRangeSize", "maxRangeSize", 1, big],
-    ["targetLifetimeMs", "targetLifetimeMs", 1, big],
-    ["prefetchLeadMs", "prefetchLeadMs", 0, big],
-    ["maxOutstanding", "maxOutstanding", 1, 4],
-    ["requestTimeoutMs", "requestTimeoutMs", 1, big],
-  ];
-  for (const [from, to, min, max] of map) {
-    const v = checkCount(options, from, min, max);
-    if (v !== undefined) json[to] = v;
+  // These pass to the engine under the same names, checked here as whole numbers.
+  for (const [name, min, max] of [
+    ["rangeSize", 1, big], ["minRangeSize", 1, big], ["maxRangeSize", 1, big],
+    ["targetLifetimeMs", 1, big], ["prefetchLeadMs", 0, big], ["maxOutstanding", 1, 4],
+    ["requestTimeoutMs", 1, big],
+  ]) {
+    const v = checkCount(options, name, min, max);
+    if (v !== undefined) json[name] = v;
   }
   const deadlineMs = checkCount(options, "deadlineMs", 1, 2 ** 31 - 1) ?? 5000;
   const endpoint = new URL("v1/ranges", base.href.endsWith("/") ? base.href : base.href + "/").href;
@@ -113,8 +99,8 @@ export class Generator {
   #timer = undefined;
   #timerAt = Infinity;
   #waiters = [];
+  // Requests in flight: requestId -> { abort, done }.
   #inflight = new Map();
-  #sending = new Map();
   #latencies = [];
   #closed = false;
   #abandonedHere = 0n;
@@ -140,15 +126,23 @@ export class Generator {
 
   #tryNextSlow() {
     if (this.#bigNext < this.#bigEnd) return (this.#bigNext++).toString();
-    if (this.#closed) return undefined;
-    const count = this.#engine.take(BLOCK);
-    if (this.#engine.shouldPoll()) this.#pump();
-    if (count === 0) return undefined;
-    this.#setBlock(count);
-    return this.tryNextId();
+    return this.#fill(BLOCK) ? this.tryNextId() : undefined;
   }
 
-  #setBlock(count) {
+  #localLeft() {
+    return this.#next < this.#end || this.#bigNext < this.#bigEnd;
+  }
+
+  /**
+   * Moves up to `n` IDs of one range from the engine into the local block
+   * (which must be empty); false when none is ready. The one place the
+   * boundary is crossed to issue.
+   */
+  #fill(n) {
+    if (this.#closed) return false;
+    const count = this.#engine.take(n);
+    if (this.#engine.shouldPoll()) this.#pump();
+    if (count === 0) return false;
     if (this.#engine.blockIsSafe()) {
       this.#next = this.#engine.blockStartNumber();
       this.#end = this.#next + count;
@@ -158,6 +152,7 @@ export class Generator {
       this.#bigEnd = this.#bigNext + BigInt(count);
       this.#next = this.#end = 0;
     }
+    return true;
   }
 
   /** The next ID; waits for a range up to `deadlineMs`, then rejects. */
@@ -195,28 +190,17 @@ export class Generator {
     });
   }
 
+  // The local block is part of one range, so a batch from it is too.
   #tryTake(n) {
+    if (!this.#localLeft() && !this.#fill(n)) return undefined;
     const out = [];
     if (this.#next < this.#end) {
       const k = Math.min(n, this.#end - this.#next);
       for (let i = 0; i < k; i++) out.push(String(this.#next++));
-      return out;
-    }
-    if (this.#bigNext < this.#bigEnd) {
-      const k = BigInt(n) < this.#bigEnd - this.#bigNext ? BigInt(n) : this.#bigEnd - this.#bigNext;
-      for (let i = 0n; i < k; i++) out.push((this.#bigNext++).toString());
-      return out;
-    }
-    if (this.#closed) return undefined;
-    const count = this.#engine.take(n);
-    if (this.#engine.shouldPoll()) this.#pump();
-    if (count === 0) return undefined;
-    if (this.#engine.blockIsSafe()) {
-      const start = this.#engine.blockStartNumber();
-      for (let i = 0; i < count; i++) out.push(String(start + i));
     } else {
-      const start = BigInt(this.#engine.blockStartString());
-      for (let i = 0n; i < BigInt(count); i++) out.push((start + i).toString());
+      const left = this.#bigEnd - this.#bigNext;
+      const k = BigInt(n) < left ? BigInt(n) : left;
+      for (let i = 0n; i < k; i++) out.push((this.#bigNext++).toString());
     }
     return out;
   }
@@ -227,7 +211,7 @@ export class Generator {
 
   #wait(attempt) {
     const final = this.#why();
-    if (FINAL.has(final)) return Promise.reject(new RangeIdError(final, `no ID: ${final}`));
+    if (isFinal(final)) return Promise.reject(new RangeIdError(final, `no ID: ${final}`));
     return new Promise((resolve, reject) => {
       const waiter = { attempt, resolve, reject, timer: undefined };
       waiter.timer = setTimeout(() => {
@@ -253,7 +237,7 @@ export class Generator {
       this.#waiters.shift();
     }
     const code = this.#why();
-    if (this.#waiters.length > 0 && FINAL.has(code)) {
+    if (this.#waiters.length > 0 && isFinal(code)) {
       for (const w of this.#waiters.splice(0)) {
         clearTimeout(w.timer);
         w.reject(new RangeIdError(code, `no ID: ${code}`));
@@ -266,12 +250,7 @@ export class Generator {
     if (this.#closed) return;
     let body;
     while ((body = this.#engine.pollRequest(now())) !== undefined) {
-      const requestId = this.#engine.lastRequestId();
-      const done = this.#send(requestId, body);
-      this.#sending.set(requestId, done);
-      done.finally(() => {
-        if (this.#sending.get(requestId) === done) this.#sending.delete(requestId);
-      });
+      this.#send(this.#engine.lastRequestId(), body);
     }
     const deadline = this.#engine.nextDeadline();
     if (deadline >= 0 && deadline < this.#timerAt) {
@@ -286,10 +265,15 @@ export class Generator {
     }
   }
 
-  async #send(requestId, body) {
-    const abort = new AbortController();
-    this.#inflight.get(requestId)?.abort();
-    this.#inflight.set(requestId, abort);
+  #send(requestId, body) {
+    // A retry replaces the attempt still in flight under the same id.
+    this.#inflight.get(requestId)?.abort.abort();
+    const entry = { abort: new AbortController(), done: undefined };
+    this.#inflight.set(requestId, entry);
+    entry.done = this.#exchange(requestId, body, entry);
+  }
+
+  async #exchange(requestId, body, entry) {
     const started = now();
     let outcome;
     try {
@@ -297,7 +281,7 @@ export class Generator {
         method: "POST",
         headers: { authorization: `Bearer ${this.#token}`, "content-type": "application/json" },
         body,
-        signal: abort.signal,
+        signal: entry.abort.signal,
       });
       const text = await response.text();
       if (this.#closed) return;
@@ -312,7 +296,7 @@ export class Generator {
       if (this.#closed) return;
       this.#engine.handleTransportError(requestId, now());
     } finally {
-      if (this.#inflight.get(requestId) === abort) this.#inflight.delete(requestId);
+      if (this.#inflight.get(requestId) === entry) this.#inflight.delete(requestId);
     }
     this.#serveWaiters();
     this.#pump();
@@ -337,7 +321,7 @@ export class Generator {
    * cancelled when that request ends.
    */
   async settled() {
-    while (this.#sending.size > 0) await Promise.allSettled([...this.#sending.values()]);
+    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight.values()].map((e) => e.done));
   }
 
   /** The incarnation: 32 hex digits, fresh for each generator. */
@@ -358,7 +342,7 @@ export class Generator {
     this.#closed = true;
     const abandoned = (BigInt(this.#engine.close()) + local).toString();
     clearTimeout(this.#timer);
-    for (const a of this.#inflight.values()) a.abort();
+    for (const e of this.#inflight.values()) e.abort.abort();
     this.#inflight.clear();
     for (const w of this.#waiters.splice(0)) {
       clearTimeout(w.timer);
@@ -372,13 +356,7 @@ export class Generator {
    * so misconfiguration fails at creation. Closes the generator on failure.
    */
   async warm() {
-    const ready = () => {
-      if (this.#next < this.#end || this.#bigNext < this.#bigEnd) return true;
-      const count = this.#engine.take(BLOCK);
-      if (count === 0) return false;
-      this.#setBlock(count);
-      return true;
-    };
+    const ready = () => this.#localLeft() || this.#fill(BLOCK);
     if (ready()) return;
     try {
       await this.#wait((resolve) => ready() && (resolve(), true));

@@ -58,22 +58,32 @@ test("a lost reply is retried with the same requestId and installed once", async
 
 test("a duplicated reply never resets the cursor", async () => {
   const a = fakeAuthority();
-  const replies = [];
-  const dup = async (url, init) => {
-    const r = await a.fetch(url, init);
-    replies.push(await r.clone().text());
-    return r;
+  let calls = 0;
+  let lateArrived;
+  const late = new Promise((r) => (lateArrived = r));
+  // The first reply is slow and ignores the abort, so it arrives after the
+  // retry's replay was installed and IDs were issued from it.
+  const slow = async (url, init) => {
+    const response = await a.fetch(url, { ...init, signal: undefined });
+    if (calls++ === 0) {
+      await new Promise((r) => setTimeout(r, 150));
+      setTimeout(lateArrived, 0);
+    }
+    return response;
   };
-  const ids = await createGenerator({ ...base, fetch: dup, rangeSize: 10, maxOutstanding: 1 });
+  const ids = await createGenerator({ ...base, fetch: slow, rangeSize: 10, maxOutstanding: 1, requestTimeoutMs: 30 });
   const got = [await ids.nextId(), await ids.nextId(), await ids.nextId()];
   assert.deepEqual(got, ["1", "2", "3"]);
-  // The same grant delivered again, as a replay would be.
-  const again = await dup(base.url + "/v1/ranges", {
-    method: "POST", headers: { authorization: "Bearer t" },
-    body: JSON.stringify({ namespace: "orders", incarnation: ids.incarnation, requestId: "r1", count: 10 }),
-  });
-  assert.equal(again.status, 200);
-  assert.notEqual(await ids.nextId(), "1");
+  await late;
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(ids.stats().duplicatesIgnored, 1, "the late first reply was seen and ignored");
+  assert.equal(ids.stats().replaysInstalled, 1);
+  // Past the end of that range and into the next: a reset cursor would
+  // hand out 1..10 again.
+  const more = [];
+  for (let i = 0; i < 20; i++) more.push(await ids.nextId());
+  assert.equal(more[0], "4");
+  assert.equal(new Set([...got, ...more]).size, 23, "no ID issued twice");
   ids.close();
 });
 

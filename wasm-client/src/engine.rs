@@ -67,11 +67,6 @@ impl Engine {
         self.lease.incarnation().as_str().to_owned()
     }
 
-    /// The namespace it issues from.
-    pub fn namespace(&self) -> String {
-        self.lease.config().namespace.as_str().to_owned()
-    }
-
     /// Takes up to `n` contiguous IDs from one range and returns how many
     /// (fewer at a range's end); 0 when none is ready, and then `why()`
     /// says why. Read the block with `blockStart*`.

@@ -31,7 +31,7 @@ fn main() -> ExitCode {
         "seed {seed}: {} generators, namespace [{}, {}], lost/duplicated/reordered messages, crashes, pauses, authority restarts\n",
         scenario.generators, scenario.first, scenario.max
     );
-    let (outcome, trace) = World::new(scenario).traced().run_traced();
+    let (outcome, trace) = World::new(scenario).run_traced();
     let head = 40.min(trace.len());
     for line in &trace[..head] {
         println!("{line}");

@@ -170,6 +170,8 @@ enum Reply {
 
 struct Generator {
     lease: Lease,
+    // The bytes its incarnation came from (the reuse bug starts over with them).
+    random: [u8; 16],
     engine: u64,
     per_ms: u64,
     paused_until: u64,
@@ -241,39 +243,24 @@ impl World {
         world
     }
 
-    /// Keeps a line of text for each notable event, returned by
-    /// [`World::run_traced`].
-    pub fn traced(mut self) -> World {
-        self.trace = Some(Vec::new());
-        self
-    }
-
-    /// Like [`World::run`], also returning the trace.
+    /// Runs like [`World::run`], also returning a line of text for each
+    /// notable event (grants, losses, retries, crashes, pauses).
     pub fn run_traced(mut self) -> (Result<Report, Violation>, Vec<String>) {
-        let mut trace = self.trace.take().unwrap_or_default();
         self.trace = Some(Vec::new());
-        let mut this = self;
-        let outcome = this.run_inner(&mut trace);
-        (outcome, trace)
+        let outcome = self.run_loop();
+        (outcome, self.trace.take().unwrap_or_default())
     }
 
-    fn note(&mut self, line: impl FnOnce(u64) -> String) {
+    fn note(&mut self, line: impl FnOnce() -> String) {
         if let Some(t) = self.trace.as_mut() {
-            t.push(format!("{:>6} ms  {}", self.now, line(self.now)));
+            t.push(format!("{:>6} ms  {}", self.now, line()));
         }
     }
 
     /// Runs until the target is issued, the namespace runs out or the time
     /// limit passes; the first violation ends the run.
     pub fn run(mut self) -> Result<Report, Violation> {
-        let mut unused = Vec::new();
-        self.run_inner(&mut unused)
-    }
-
-    fn run_inner(&mut self, trace: &mut Vec<String>) -> Result<Report, Violation> {
-        let outcome = self.run_loop();
-        trace.append(self.trace.get_or_insert_with(Vec::new));
-        outcome
+        self.run_loop()
     }
 
     fn run_loop(&mut self) -> Result<Report, Violation> {
@@ -310,6 +297,7 @@ impl World {
             .unwrap_or_else(|e| panic!("lease config: {e}"));
         Generator {
             lease,
+            random,
             engine: self.engines,
             per_ms: self.rng.between(1, 40),
             paused_until: 0,
@@ -345,7 +333,7 @@ impl World {
                     if epoch == self.authority.epoch() {
                         if let Some(grant) = self.authority.commit_one() {
                             self.checker.committed(grant.range, grant.incarnation)?;
-                            self.note(|_| {
+                            self.note(|| {
                                 format!(
                                     "authority commits {} for {}/{}",
                                     grant.range,
@@ -425,14 +413,14 @@ impl World {
         let f = self.scenario.faults;
         if self.rng.chance(f.drop_reply) {
             self.report.dropped += 1;
-            self.note(|_| format!("network drops the reply to generator {slot}"));
+            self.note(|| format!("network drops the reply to generator {slot}"));
             return;
         }
         let delay = after + self.rng.between(1, 12);
         self.schedule(delay, Event::Reply { slot, epoch, reply });
         if self.rng.chance(f.duplicate_reply) {
             self.report.duplicated += 1;
-            self.note(|_| format!("network will deliver the reply to generator {slot} twice"));
+            self.note(|| format!("network will deliver the reply to generator {slot} twice"));
             let again = after + self.rng.between(1, 40);
             self.schedule(again, Event::Reply { slot, epoch, reply });
         }
@@ -449,7 +437,7 @@ impl World {
             Reply::Grant(grant, replayed) => {
                 let outcome = g.lease.handle_grant(&grant, replayed, now);
                 let inc = short(g.lease.incarnation());
-                self.note(|_| {
+                self.note(|| {
                     format!(
                         "generator {slot} ({inc}) gets {} (replayed: {replayed}): {outcome:?}",
                         grant.range
@@ -514,7 +502,7 @@ impl World {
                 self.report.requests += 1;
                 if out.attempt > 0 {
                     self.report.retries += 1;
-                    self.note(|_| {
+                    self.note(|| {
                         format!(
                             "generator {slot} retries {} (attempt {})",
                             out.request.request_id, out.attempt
@@ -523,7 +511,7 @@ impl World {
                 }
                 if self.rng.chance(self.scenario.faults.drop_request) {
                     self.report.dropped += 1;
-                    self.note(|_| {
+                    self.note(|| {
                         format!(
                             "network drops {} from generator {slot}",
                             out.request.request_id
@@ -551,15 +539,10 @@ impl World {
             if self.rng.chance(f.restart) {
                 // Crash and restart: the old range is abandoned, never recovered.
                 self.report.restarts += 1;
-                let reuse = self.scenario.reuse_incarnation.then(|| {
-                    let mut bytes = [0u8; 16];
-                    let hex = self.gens[slot].lease.incarnation().as_str().as_bytes();
-                    for (i, b) in bytes.iter_mut().enumerate() {
-                        let pair = std::str::from_utf8(&hex[2 * i..2 * i + 2]).unwrap_or("00");
-                        *b = u8::from_str_radix(pair, 16).unwrap_or(0);
-                    }
-                    bytes
-                });
+                let reuse = self
+                    .scenario
+                    .reuse_incarnation
+                    .then_some(self.gens[slot].random);
                 let fresh = self.spawn(reuse);
                 let old = std::mem::replace(&mut self.gens[slot], fresh);
                 self.report.abandoned += old.lease.available();
@@ -568,12 +551,12 @@ impl World {
                     short(self.gens[slot].lease.incarnation()),
                     old.lease.available(),
                 );
-                self.note(|_| format!("generator {slot} crashes: {was} abandons {left} IDs, restarts as {now_inc}"));
+                self.note(|| format!("generator {slot} crashes: {was} abandons {left} IDs, restarts as {now_inc}"));
             } else if self.rng.chance(f.pause) && now >= self.gens[slot].paused_until {
                 self.report.pauses += 1;
                 self.gens[slot].paused_until = now + self.rng.between(20, 400);
                 let until = self.gens[slot].paused_until;
-                self.note(|_| {
+                self.note(|| {
                     format!("generator {slot} pauses until {until} ms, keeping its range")
                 });
                 if self.gens.len() < MAX_GENERATORS {
@@ -581,7 +564,7 @@ impl World {
                     let inc = short(replacement.lease.incarnation());
                     self.gens.push(replacement);
                     let n = self.gens.len() - 1;
-                    self.note(|_| format!("replacement generator {n} starts as {inc}"));
+                    self.note(|| format!("replacement generator {n} starts as {inc}"));
                 }
             }
         }
@@ -590,9 +573,7 @@ impl World {
             self.authority.restart();
             self.down_until = now + self.rng.between(0, 30);
             let down = self.down_until;
-            self.note(|_| {
-                format!("authority crashes, loses uncommitted writes, back at {down} ms")
-            });
+            self.note(|| format!("authority crashes, loses uncommitted writes, back at {down} ms"));
         }
         if self.rng.chance(f.freeze)
             && self
@@ -600,7 +581,7 @@ impl World {
                 .admin(|s| Some(s.with_status(NamespaceStatus::Frozen)))
         {
             let thaw = self.rng.between(5, 60);
-            self.note(|_| format!("operator freezes the namespace for {thaw} ms"));
+            self.note(|| format!("operator freezes the namespace for {thaw} ms"));
             self.schedule(thaw, Event::Thaw);
         }
         if self.rng.chance(f.floor) {
