@@ -8,49 +8,110 @@
  * exact past 2^53 (a JS number is used only for IDs below 2^53).
  */
 
-/** Stable error codes. */
+/**
+ * Every code a `RangeIdError` carries. Wire codes map one-to-one:
+ * `namespace_exhausted` is `exhausted`, `namespace_frozen` is `frozen`, a
+ * code this version does not know is `refused` (its text in
+ * `authorityCode`); every other code is the wire code itself.
+ */
 export type RangeIdErrorCode =
   | "unavailable"
   | "exhausted"
   | "frozen"
   | "closed"
   | "invalid_config"
+  | "refused"
   | "unauthenticated"
   | "forbidden"
+  | "not_found"
   | "namespace_not_found"
   | "invalid_request"
   | "request_conflict"
   | "payload_too_large"
-  | "not_found"
-  | "method_not_allowed";
+  | "method_not_allowed"
+  | "grant_not_found"
+  | "namespace_exists"
+  | "floor_below_next";
 
-/** The one error class the package throws; switch on `code`. */
-export declare class RangeIdError extends Error {
+interface RangeIdErrorBase extends Error {
   readonly name: "RangeIdError";
-  readonly code: RangeIdErrorCode;
+  /** The authority's HTTP status, when it answered. */
+  readonly status?: number;
+  /** The authority's wire code (`namespace_exhausted`, ...), when it answered. */
+  readonly authorityCode?: string;
 }
+
+/** No ID is ready: no range yet, and the authority is slow, busy or unreachable. */
+export interface UnavailableError extends RangeIdErrorBase {
+  readonly code: "unavailable";
+  /** The authority's `Retry-After`, in ms, when it sent one. */
+  readonly retryAfterMs?: number;
+  /** The network error of the last attempt, when it got no answer. */
+  readonly cause?: unknown;
+}
+
+/** The namespace has no IDs left for this generator. Final. */
+export interface ExhaustedError extends RangeIdErrorBase {
+  readonly code: "exhausted";
+  /** Exactly how many IDs the namespace had left, as a decimal string. */
+  readonly remaining?: string;
+}
+
+/** The authority refused with a code this version does not know. Final. */
+export interface RefusedError extends RangeIdErrorBase {
+  readonly code: "refused";
+  readonly status: number;
+  readonly authorityCode: string;
+}
+
+/** Every other failure: `frozen` (waiting may help), `closed`, `invalid_config`, and the authority's final codes. */
+export interface OtherRangeIdError extends RangeIdErrorBase {
+  readonly code: Exclude<RangeIdErrorCode, "unavailable" | "exhausted" | "refused">;
+}
+
+/**
+ * The one error class the package throws. After `e instanceof
+ * RangeIdError`, `switch (e.code)` narrows to the fields that code carries.
+ */
+export type RangeIdError = UnavailableError | ExhaustedError | RefusedError | OtherRangeIdError;
+export declare const RangeIdError: {
+  new (code: RangeIdErrorCode, message: string, details?: object): RangeIdError;
+  readonly prototype: RangeIdError;
+};
+
+/** A token source: called for every range request; `refresh` is true right after a 401. */
+export type TokenSource = (context: { refresh: boolean }) => string | Promise<string>;
 
 export interface GeneratorOptions {
   /** The authority's base URL, e.g. `http://127.0.0.1:8787`. */
   url: string;
-  /** A generator token for the namespace (`Authorization: Bearer`). */
-  token: string;
+  /**
+   * A generator token for the namespace (`Authorization: Bearer`), or a
+   * function returning one. After a 401 the function is called with
+   * `{ refresh: true }` and the request retried once before the generator
+   * fails; a rotated token must keep the same `sub`.
+   */
+  token: string | TokenSource;
   /** The namespace to issue from. */
   namespace: string;
-  /** Fixed range size; sets the first request and both bounds unless they are given. */
+  /** Fixed range size; sets both bounds unless they are given. */
   rangeSize?: number;
-  /** Smallest range to ask for (default 1,000). */
+  /** Smallest range to ask for, and the first request's size (default 1,000). */
   minRangeSize?: number;
-  /** Largest range to ask for (default 1,000,000; keep within the namespace's maxCount). */
+  /** Largest range to ask for (default 1,000,000). */
   maxRangeSize?: number;
-  /** A range should last about this long at the measured rate (default 10,000 ms). */
+  /** Once the rate is known, a range should last about this long (default 10,000 ms). */
   targetLifetimeMs?: number;
   /** Ask for the next range while this much time's worth of IDs is left (default 2,000 ms). */
   prefetchLeadMs?: number;
   /** Range requests in flight at most, 1 to 4 (default 2). */
   maxOutstanding?: number;
-  /** Resend a request under the same requestId when no reply came within this long (default 2,000 ms). */
+  /** Send a request again under the same requestId when an attempt got no answer within this long (default 2,000 ms). */
   requestTimeoutMs?: number;
+  /** The first retry backoff after a failure; it doubles per attempt (default 50 ms). */
+  retryInitialMs?: number;
+  /** The longest retry backoff (default 2,000 ms). */
+  retryMaxMs?: number;
   /** How long `nextId` and creation wait for a range before rejecting (default 5,000 ms). */
   deadlineMs?: number;
   /** A custom fetch: a Service Binding's `fetch`, or a test's fault injector. */
@@ -61,25 +122,31 @@ export interface GeneratorStats {
   incarnation: string;
   /** `running`, `exhausted`, `closed`, or the code that stopped it. */
   phase: string;
+  /** IDs returned to callers. */
   issued: number;
   rangesInstalled: number;
   replaysInstalled: number;
   duplicatesIgnored: number;
   grantsRefused: number;
+  /** Failures of superseded attempts, ignored. */
+  staleIgnored: number;
   requests: number;
   retries: number;
+  /** Requests given up unanswered after 10 minutes (a new one replaces each). */
+  requestsExpired: number;
   /** Calls that found no ID ready. */
   starved: number;
   /** IDs abandoned by close, as a decimal string. */
   abandoned: string;
   /** IDs reserved and not yet issued, as a decimal string. */
   available: string;
+  /** Range requests in flight. */
   outstanding: number;
+  /** Attempts the driver is waiting on. */
   inFlight: number;
   ratePerSecond: number;
-  lastGrantMs: number;
-  maxGrantMs: number;
-  grantLatencyMs: { count: number; p50: number | null; p99: number | null; max: number | null };
+  /** Grant round trips in ms: p50 and p99 over the last 64, the longest ever. */
+  grantLatencyMs: { count: number; p50: number; p99: number; max: number };
 }
 
 /** One incarnation issuing IDs for one namespace. */
@@ -92,7 +159,7 @@ export declare class Generator {
   tryNextId(): string | undefined;
   /**
    * Up to `n` contiguous IDs, all from one reserved range: fewer than `n`
-   * when that range has fewer left (it never joins two ranges). Waits like `nextId`.
+   * only when that range has fewer left (it never joins two ranges). Waits like `nextId`.
    */
   nextIds(n: number): Promise<string[]>;
   /** Like `nextId`, as a BigInt. */
@@ -111,7 +178,7 @@ export declare class Generator {
 
 /**
  * Creates a generator (a new incarnation) and waits for its first range,
- * so bad credentials or an unknown namespace reject here.
+ * so bad credentials, an unknown namespace or a wrong URL reject here.
  */
 export declare function createGenerator(options: GeneratorOptions): Promise<Generator>;
 

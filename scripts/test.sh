@@ -36,8 +36,9 @@ step "build the authority Worker and the npm package"
 edge-authority/scripts/build.sh
 node npm/scripts/build.mjs
 
-step "npm driver tests (fake authority)"
+step "npm driver tests (fake authority, transport faults) and the package's type declarations"
 node --test npm/test/
+(cd npm && node_modules/.bin/tsc -p test/types/tsconfig.json)
 
 step "integration: the authority on workerd, the packed package (ESM, CJS, Chromium, Worker)"
 node --test --test-concurrency=1 tests/authority/ tests/npm/

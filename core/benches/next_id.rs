@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use rangeid_core::authority::{decide, Decision, NamespaceConfig, NamespaceState};
-use rangeid_core::{AtomicCursor, Lease, LeaseConfig, Namespace, Range};
+use rangeid_core::reply::Capacity;
+use rangeid_core::{Action, AtomicCursor, GrantReply, Lease, LeaseConfig, Namespace, Range, Reply};
 
 /// Time and iterations each routine was measured over, for the ratios.
 static TOTALS: Mutex<Vec<(&'static str, Duration, u64)>> = Mutex::new(Vec::new());
@@ -41,17 +42,24 @@ fn ns_per_id(name: &str) -> f64 {
 fn loaded_lease() -> Lease {
     let ns = Namespace::new("bench").unwrap();
     let mut config = LeaseConfig::new(ns);
-    config.initial_count = 1 << 40;
+    config.min_count = 1 << 40;
     config.max_count = 1 << 40;
     let mut lease = Lease::new(config, [9; 16], 0).unwrap();
     let space = NamespaceConfig::new(None, Some(u64::MAX), Some(u64::MAX)).unwrap();
-    let out = lease.poll_request(0).unwrap();
+    let Some(Action::Send(out)) = lease.poll(0) else {
+        panic!("a new engine asks for a range");
+    };
     let Ok(Decision::New { grant, .. }) =
         decide(&NamespaceState::create(ns, space), None, &out.request)
     else {
         panic!("the bench namespace grants");
     };
-    lease.handle_grant(&grant, false, 0);
+    let reply = Reply::Grant(GrantReply {
+        grant,
+        replayed: false,
+        capacity: Capacity::default(),
+    });
+    lease.handle_reply(out.ticket, &reply, 0);
     lease
 }
 

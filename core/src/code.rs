@@ -66,6 +66,34 @@ error_codes! {
     Unavailable = "unavailable", 503;
 }
 
+impl ErrorCode {
+    /// The code a JS caller sees for this authority code: the wire code,
+    /// except `exhausted` for `namespace_exhausted` and `frozen` for
+    /// `namespace_frozen`. One-to-one: no two codes map to the same text.
+    pub const fn client_code(self) -> &'static str {
+        match self {
+            ErrorCode::NamespaceExhausted => "exhausted",
+            ErrorCode::NamespaceFrozen => "frozen",
+            other => other.as_str(),
+        }
+    }
+
+    /// The code a client gives an answer that carries no rangeid error body,
+    /// from its 4xx status: 401 `unauthenticated`, 403 `forbidden`, 404
+    /// `not_found`, 405 `method_not_allowed`, 413 `payload_too_large`, and
+    /// `invalid_request` for any other.
+    pub const fn for_client_status(status: u16) -> ErrorCode {
+        match status {
+            401 => ErrorCode::Unauthenticated,
+            403 => ErrorCode::Forbidden,
+            404 => ErrorCode::NotFound,
+            405 => ErrorCode::MethodNotAllowed,
+            413 => ErrorCode::PayloadTooLarge,
+            _ => ErrorCode::InvalidRequest,
+        }
+    }
+}
+
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -110,5 +138,30 @@ mod tests {
         }
         assert_eq!(ErrorCode::parse("nope"), None);
         assert_eq!(ErrorCode::NamespaceFrozen.http_status(), 423);
+    }
+
+    #[test]
+    fn client_codes_are_one_to_one() {
+        for (i, a) in ErrorCode::ALL.iter().enumerate() {
+            for b in &ErrorCode::ALL[i + 1..] {
+                assert_ne!(a.client_code(), b.client_code(), "{a} and {b}");
+            }
+        }
+        assert_eq!(ErrorCode::NamespaceExhausted.client_code(), "exhausted");
+        assert_eq!(ErrorCode::Unavailable.client_code(), "unavailable");
+    }
+
+    #[test]
+    fn statuses_without_a_body_get_the_matching_code() {
+        for code in [
+            ErrorCode::Unauthenticated,
+            ErrorCode::Forbidden,
+            ErrorCode::NotFound,
+            ErrorCode::MethodNotAllowed,
+            ErrorCode::PayloadTooLarge,
+        ] {
+            assert_eq!(ErrorCode::for_client_status(code.http_status()), code);
+        }
+        assert_eq!(ErrorCode::for_client_status(418), ErrorCode::InvalidRequest);
     }
 }

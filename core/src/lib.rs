@@ -12,10 +12,14 @@
 //! - [`names`]: validated `Namespace`, `Incarnation` and `RequestId`.
 //! - [`code`]: `ErrorCode`, the stable error codes of every layer.
 //! - [`authority`]: the authority's grant, floor and configuration decisions.
-//! - [`lease`]: `Lease`, a generator's engine (cursor, prefetch, install-once
-//!   grants, adaptive sizing, retries).
+//! - [`lease`]: `Lease`, a generator's engine and the client half of the
+//!   protocol (cursor, prefetch, install-once grants, sizing, tickets,
+//!   retries, configuration limits).
+//! - [`reply`]: `Reply`, what a client makes of any HTTP answer, and
+//!   `Disposition`, what it does about a refusal.
 //! - [`cursor`]: `AtomicCursor`, lock-free issuing for native threads.
-//! - [`wire`] (feature `serde`): the JSON request, grant and error types.
+//! - [`wire`] (feature `serde`): the JSON request, grant and error types,
+//!   and the authority's answer encoder.
 //!
 //! Guaranteed, under lost, duplicated and reordered replies, restarts and
 //! pauses: no ID is issued twice within a namespace. Not provided: any order
@@ -25,6 +29,8 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
+#[cfg(test)]
+extern crate std;
 
 pub mod authority;
 pub mod code;
@@ -33,6 +39,7 @@ pub mod decimal;
 pub mod lease;
 pub mod names;
 pub mod range;
+pub mod reply;
 #[cfg(feature = "serde")]
 pub mod wire;
 
@@ -41,6 +48,7 @@ pub use authority::{
 };
 pub use code::ErrorCode;
 pub use cursor::AtomicCursor;
-pub use lease::{Lease, LeaseConfig};
+pub use lease::{Action, Lease, LeaseConfig, Outgoing, Ticket};
 pub use names::{Incarnation, Namespace, RequestId};
 pub use range::Range;
+pub use reply::{Disposition, GrantReply, Reply};

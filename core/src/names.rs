@@ -80,6 +80,14 @@ fn namespace_rest(c: u8) -> bool {
     namespace_first(c) || matches!(c, b'.' | b'_' | b'-')
 }
 
+fn code_first(c: u8) -> bool {
+    c.is_ascii_lowercase()
+}
+
+fn code_rest(c: u8) -> bool {
+    code_first(c) || c.is_ascii_digit() || c == b'_'
+}
+
 fn token_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b':' | b'-')
 }
@@ -170,6 +178,27 @@ name_type!(
     /// `[A-Za-z0-9._:-]`. Repeating it repeats the request, never a new one.
     RequestId, 64, token_char, token_char
 );
+
+name_type!(
+    /// An error code's text as an authority wrote it, for codes a client does
+    /// not know: `^[a-z][a-z0-9_]{0,47}$`.
+    CodeText, 48, code_first, code_rest
+);
+
+impl CodeText {
+    /// `s` if it is a valid code text, else `unknown_code`: a code this
+    /// client cannot even hold is still classified by its HTTP status.
+    pub fn lossy(s: &str) -> CodeText {
+        CodeText::new(s).unwrap_or_else(|_| {
+            CodeText(
+                Label::checked("unknown_code", code_first, code_rest).unwrap_or(Label {
+                    len: 0,
+                    bytes: [0; 48],
+                }),
+            )
+        })
+    }
+}
 
 impl Incarnation {
     /// An incarnation made from 16 random bytes, as 32 lowercase hex digits.

@@ -12,8 +12,9 @@
 //! commits nothing and answers `503 unavailable`.
 
 use rangeid_core::authority::{FloorError, NamespaceConfig, NamespaceStatus};
-use rangeid_core::wire::{DecBound, DecU64, GrantReply};
-use rangeid_core::{decide, Decision, ErrorCode, Grant, GrantRequest, Namespace, Refusal};
+use rangeid_core::reply::Capacity;
+use rangeid_core::wire::{DecBound, DecU64, GrantReply, HttpAnswer};
+use rangeid_core::{decide, Decision, ErrorCode, Grant, GrantRequest, Namespace};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 
@@ -209,14 +210,6 @@ pub fn handle(sql: &impl Sql, request: &ObjectRequest, now: i64) -> Outcome {
     }
 }
 
-fn refusal(r: Refusal) -> ApiError {
-    let mut e = ApiError::new(r.code(), r.to_string());
-    if let Refusal::Exhausted { remaining } = r {
-        e.remaining = Some(remaining);
-    }
-    e
-}
-
 fn grant(sql: &impl Sql, request: &GrantRequest, now: i64) -> Outcome {
     let row = match load(sql, &request.namespace) {
         Ok(row) => row,
@@ -237,15 +230,17 @@ fn grant(sql: &impl Sql, request: &GrantRequest, now: i64) -> Outcome {
         Err(e) => return unavailable(e).into(),
     };
     match decide(&row.state, stored.as_ref(), request) {
-        Err(r) => refusal(r).into(),
+        Err(r) => Outcome {
+            reply: HttpAnswer::refusal(&r).into(),
+            granted_at: None,
+        },
         Ok(Decision::Replay(g)) => Outcome {
-            reply: HttpReply::json(
-                200,
-                &GrantReply {
-                    grant: g,
-                    replayed: true,
-                },
-            ),
+            reply: HttpAnswer::grant(&GrantReply {
+                grant: g,
+                replayed: true,
+                capacity: capacity(&row.state),
+            })
+            .into(),
             granted_at: None,
         },
         Ok(Decision::New { grant, state }) => commit_grant(sql, &row, grant, state, now),
@@ -289,14 +284,22 @@ fn commit_grant(
         ],
     );
     Outcome {
-        reply: HttpReply::json(
-            200,
-            &GrantReply {
-                grant,
-                replayed: false,
-            },
-        ),
+        reply: HttpAnswer::grant(&GrantReply {
+            grant,
+            replayed: false,
+            capacity: capacity(&advanced.state),
+        })
+        .into(),
         granted_at: Some(now),
+    }
+}
+
+/// What a grant tells its client about the namespace: its largest request
+/// and what remains (so clients of small namespaces ask for little).
+fn capacity(state: &rangeid_core::NamespaceState) -> Capacity {
+    Capacity {
+        max_count: Some(state.config().max_count()),
+        remaining: Some(state.remaining()),
     }
 }
 

@@ -7,12 +7,12 @@
 //! Cross-origin requests are refused (403 `forbidden`) unless their `Origin`
 //! is in the allow-list; none is by default.
 
-use rangeid_core::wire::{DecBound, DecU64, ErrorReply};
+use rangeid_core::wire::{DecBound, DecU64, ErrorReply, HttpAnswer};
 use rangeid_core::ErrorCode;
 use serde::Serialize;
 
 /// Seconds a client should wait before retrying a `503 unavailable`.
-pub const RETRY_AFTER_SECS: u32 = 1;
+pub use rangeid_core::wire::RETRY_AFTER_SECS;
 
 /// A complete HTTP answer, independent of the runtime.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,15 +121,27 @@ impl ApiError {
         let mut body = ErrorReply::new(self.code, self.message.clone());
         body.error.remaining = self.remaining.map(DecU64);
         body.error.next = self.next.map(DecBound);
-        let mut reply = HttpReply::json(self.code.http_status(), &body);
+        let mut reply = HttpReply::from(HttpAnswer::error(&body));
         if let Some(allow) = self.allow {
             reply.set_header("allow", allow);
         }
-        if self.code == ErrorCode::Unavailable {
-            reply.set_header("retry-after", RETRY_AFTER_SECS.to_string());
-        }
         if self.code == ErrorCode::Unauthenticated {
             reply.set_header("www-authenticate", "Bearer");
+        }
+        reply
+    }
+}
+
+/// Core's encoding of an answer (the one the simulation also runs), as a
+/// reply: its status, JSON body and `Retry-After`.
+impl From<HttpAnswer> for HttpReply {
+    fn from(a: HttpAnswer) -> HttpReply {
+        let body = String::from_utf8(a.body).unwrap_or_else(|_| {
+            r#"{"error":{"code":"unavailable","message":"bad encoding"}}"#.into()
+        });
+        let mut reply = HttpReply::json_text(a.status, body);
+        if let Some(secs) = a.retry_after_secs {
+            reply.set_header("retry-after", secs.to_string());
         }
         reply
     }

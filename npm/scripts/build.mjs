@@ -1,9 +1,11 @@
 // Builds the npm package from the repo: the wasm engine (cargo), its JS
-// glue (wasm-bindgen, pinned 0.2.130), the CommonJS bundle (esbuild) and
-// the CommonJS type declarations. Then `npm pack` in npm/ makes the tarball.
+// glue (wasm-bindgen, pinned 0.2.130), the engine shrunk by binaryen's
+// wasm-opt -Oz (pinned in package-lock.json), the CommonJS bundle
+// (esbuild) and the CommonJS type declarations. Then `npm pack` in npm/
+// makes the tarball.
 // Run from anywhere: `node npm/scripts/build.mjs`.
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,7 +27,13 @@ run("wasm-bindgen", ["--target", "web", "--out-dir", out, wasm], { env });
 rmSync(join(out, ".gitignore"), { force: true });
 
 const esbuild = join(pkg, "node_modules", ".bin", "esbuild");
-if (!existsSync(esbuild)) run("npm", ["ci", "--no-audit", "--no-fund"], { cwd: pkg });
+const wasmOpt = join(pkg, "node_modules", "binaryen", "bin", "wasm-opt");
+if (!existsSync(esbuild) || !existsSync(wasmOpt)) run("npm", ["ci", "--no-audit", "--no-fund"], { cwd: pkg });
+const engine = join(out, "rangeid_wasm_bg.wasm");
+run(wasmOpt, [
+  "-Oz", "--enable-bulk-memory", "--enable-nontrapping-float-to-int", "--enable-sign-ext",
+  "--enable-mutable-globals", engine, "-o", engine,
+]);
 mkdirSync(join(pkg, "dist"), { recursive: true });
 run(esbuild, [
   join(pkg, "src", "node-cjs.mjs"), "--bundle", "--platform=node", "--format=cjs", "--target=node20",
@@ -34,4 +42,4 @@ run(esbuild, [
 // The CommonJS entry's declarations: the same API, under the name
 // TypeScript expects beside a `require` condition.
 copyFileSync(join(pkg, "index.d.ts"), join(pkg, "index.d.cts"));
-console.log(`built ${pkg} (wasm/, dist/, index.d.cts)`);
+console.log(`built ${pkg} (wasm/, dist/, index.d.cts); engine ${statSync(engine).size} bytes`);

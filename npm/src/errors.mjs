@@ -1,21 +1,26 @@
-// RangeIdError: the one error class the package throws, with a stable code.
+// RangeIdError: the one error class the package throws, with a stable code
+// (core decides the codes; see README "Errors").
 
 /**
- * Codes: `unavailable`, `exhausted`, `frozen`, `closed`, `invalid_config`,
- * `unauthenticated`, `forbidden`, `namespace_not_found`, and the
- * authority's other codes (`invalid_request`, `request_conflict`, ...).
+ * An error with a stable `code`. When the authority answered, `status` is
+ * its HTTP status and `authorityCode` its wire code; `remaining` (a decimal
+ * string) comes with `exhausted`, `retryAfterMs` with a busy authority, and
+ * `cause` with a network error.
  */
 export class RangeIdError extends Error {
-  constructor(code, message) {
-    super(message);
+  constructor(code, message, details = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = "RangeIdError";
     this.code = code;
+    for (const key of ["status", "authorityCode", "remaining", "retryAfterMs"]) {
+      if (details[key] !== undefined) this[key] = details[key];
+    }
   }
 }
 
 /** The code at the start of a wasm error message (`code: detail`). */
 export function codeFromMessage(e) {
   const text = String(e && e.message ? e.message : e);
-  const m = /^([a-z_]+):/.exec(text);
+  const m = /^([a-z_]+): /.exec(text);
   return m ? m[1] : "invalid_config";
 }

@@ -1,43 +1,29 @@
-// The generator: a thin JS driver around the wasm lease engine.
+// The generator: a thin JS driver around the wasm engine (core's Lease).
 //
-// The engine (Rust, in wasm) decides everything: which range to install,
-// when to ask for the next one, how to retry. This file owns what wasm
-// cannot: the clock, timers, fetch and promises. IDs are handed out from a
-// small local block taken from the engine, so the JS/wasm boundary is
-// crossed once per block, not once per ID.
+// The engine decides everything: which range to install, when to ask, what
+// an answer means, when to retry, what is final, which options are valid.
+// This file owns what wasm cannot: the clock, timers, fetch, promises and
+// a local block of IDs, so the JS/wasm boundary is crossed once per block,
+// not once per ID.
+//
+// Re-entrancy: no user code (fetch, a token function, a promise's
+// continuation) ever runs while this driver is between reading the engine
+// and using what it read. Every engine call returns one value; the local
+// block is replaced in one step; sends, waiter service and engine polls
+// happen in a queued microtask, and fetch is only called from an async
+// exchange after its first await.
 
 import { RangeIdError, codeFromMessage } from "./errors.mjs";
 
 const BLOCK = 1024;
-
-/** Whether no ID can come from waiting: every code but these two is final. */
-const isFinal = (code) => code !== "unavailable" && code !== "frozen";
-
 const now = () => performance.now();
 
-function checkCount(options, name, min, max) {
-  const v = options[name];
-  if (v === undefined) return undefined;
-  if (!Number.isSafeInteger(v) || v < min || v > max) {
-    throw new RangeIdError("invalid_config", `${name} must be a whole number from ${min} to ${max}`);
-  }
-  return v;
-}
-
-/** Checks user options and turns them into the engine's options JSON. */
-export function engineOptions(options) {
+/** Checks the options only JS can check (url, token, fetch); the rest go to the engine. */
+export function driverOptions(options) {
   if (options === null || typeof options !== "object") {
     throw new RangeIdError("invalid_config", "options must be an object");
   }
-  const known = new Set([
-    "url", "token", "namespace", "rangeSize", "minRangeSize", "maxRangeSize",
-    "targetLifetimeMs", "prefetchLeadMs", "maxOutstanding", "requestTimeoutMs",
-    "deadlineMs", "fetch",
-  ]);
-  for (const key of Object.keys(options)) {
-    if (!known.has(key)) throw new RangeIdError("invalid_config", `unknown option ${key}`);
-  }
-  const { url, token, namespace } = options;
+  const { url, token, fetch, ...engine } = options;
   if (typeof url !== "string") throw new RangeIdError("invalid_config", "url must be a string");
   let base;
   try {
@@ -48,40 +34,33 @@ export function engineOptions(options) {
   if (base.protocol !== "http:" && base.protocol !== "https:") {
     throw new RangeIdError("invalid_config", "url must be http: or https:");
   }
-  if (typeof token !== "string" || token.length === 0) {
-    throw new RangeIdError("invalid_config", "token must be a non-empty string");
+  const tokenOk = (typeof token === "string" && token.length > 0) || typeof token === "function";
+  if (!tokenOk) {
+    throw new RangeIdError("invalid_config", "token must be a non-empty string or a function returning one");
   }
-  if (typeof namespace !== "string") throw new RangeIdError("invalid_config", "namespace must be a string");
-  if (options.fetch !== undefined && typeof options.fetch !== "function") {
+  if (fetch !== undefined && typeof fetch !== "function") {
     throw new RangeIdError("invalid_config", "fetch must be a function");
   }
-  const big = Number.MAX_SAFE_INTEGER;
-  const json = { namespace };
-  // These pass to the engine under the same names, checked here as whole numbers.
-  for (const [name, min, max] of [
-    ["rangeSize", 1, big], ["minRangeSize", 1, big], ["maxRangeSize", 1, big],
-    ["targetLifetimeMs", 1, big], ["prefetchLeadMs", 0, big], ["maxOutstanding", 1, 4],
-    ["requestTimeoutMs", 1, big],
-  ]) {
-    const v = checkCount(options, name, min, max);
-    if (v !== undefined) json[name] = v;
-  }
-  const deadlineMs = checkCount(options, "deadlineMs", 1, 2 ** 31 - 1) ?? 5000;
   const endpoint = new URL("v1/ranges", base.href.endsWith("/") ? base.href : base.href + "/").href;
-  return { json: JSON.stringify(json), endpoint, token, deadlineMs, fetch: options.fetch };
+  return { endpoint, token, fetch, engine };
 }
 
 function retryAfterMs(header) {
-  if (header === null) return -1;
+  if (header === null || header === undefined) return -1;
   const seconds = Number(header);
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
   const at = Date.parse(header);
   return Number.isFinite(at) ? Math.max(0, at - Date.now()) : -1;
 }
 
-function percentile(sorted, p) {
-  if (sorted.length === 0) return null;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+/** Expands a block `[start, count]` into decimal strings. */
+function expand(start, count, out = []) {
+  if (typeof start === "bigint") {
+    for (let i = 0n, n = BigInt(count); i < n; i++) out.push((start + i).toString());
+  } else {
+    for (let i = 0; i < count; i++) out.push(String(start + i));
+  }
+  return out;
 }
 
 /** One incarnation issuing IDs for one namespace. */
@@ -91,31 +70,39 @@ export class Generator {
   #token;
   #fetch;
   #deadlineMs;
-  // The local block: numbers while every ID in it is exact, else BigInts.
+  #incarnation;
+  // The local block lent by the engine: numbers while every ID in it is
+  // exact, else BigInts.
   #next = 0;
   #end = 0;
   #bigNext = 0n;
   #bigEnd = 0n;
+  #waiters = [];
+  // Attempts in flight: "request:attempt" -> {request, attempt, abort, cancelled, done}.
+  // A cancelled attempt is aborted and no longer waited for by `settled()`;
+  // a transport that ignores the abort may still answer it.
+  #attempts = new Map();
   #timer = undefined;
   #timerAt = Infinity;
-  #waiters = [];
-  // Requests in flight: requestId -> { abort, done }.
-  #inflight = new Map();
-  #latencies = [];
+  #queued = false;
+  #servicing = false;
+  #lastCause = undefined;
   #closed = false;
-  #abandonedHere = 0n;
+  #finalStats = undefined;
 
   constructor(Engine, options) {
-    const o = engineOptions(options);
+    const o = driverOptions(options);
     try {
-      this.#engine = new Engine(o.json, now());
+      this.#engine = new Engine(o.engine, now());
     } catch (e) {
-      throw new RangeIdError(codeFromMessage(e), String(e && e.message ? e.message : e));
+      const message = String(e && e.message ? e.message : e);
+      throw new RangeIdError(codeFromMessage(e), message.replace(/^[a-z_]+: /, ""));
     }
     this.#endpoint = o.endpoint;
     this.#token = o.token;
-    this.#deadlineMs = o.deadlineMs;
     this.#fetch = o.fetch ?? globalThis.fetch.bind(globalThis);
+    this.#deadlineMs = this.#engine.deadlineMs();
+    this.#incarnation = this.#engine.incarnation();
   }
 
   /** The next ID, or `undefined` when none is ready (never waits). */
@@ -126,45 +113,43 @@ export class Generator {
 
   #tryNextSlow() {
     if (this.#bigNext < this.#bigEnd) return (this.#bigNext++).toString();
-    return this.#fill(BLOCK) ? this.tryNextId() : undefined;
+    return this.#refill() ? this.tryNextId() : undefined;
   }
 
   #localLeft() {
-    return this.#next < this.#end || this.#bigNext < this.#bigEnd;
+    return this.#end - this.#next + Number(this.#bigEnd - this.#bigNext);
   }
 
-  /**
-   * Moves up to `n` IDs of one range from the engine into the local block
-   * (which must be empty); false when none is ready. The one place the
-   * boundary is crossed to issue.
-   */
-  #fill(n) {
+  /** Replaces the (empty) local block with a block lent by the engine; false when none is ready. */
+  #refill() {
     if (this.#closed) return false;
-    const count = this.#engine.take(n);
-    if (this.#engine.shouldPoll()) this.#pump();
-    if (count === 0) return false;
-    if (this.#engine.blockIsSafe()) {
-      this.#next = this.#engine.blockStartNumber();
-      this.#end = this.#next + count;
-      this.#bigNext = this.#bigEnd = 0n;
-    } else {
-      this.#bigNext = BigInt(this.#engine.blockStartString());
-      this.#bigEnd = this.#bigNext + BigInt(count);
-      this.#next = this.#end = 0;
+    const r = this.#engine.lend(BLOCK);
+    if (typeof r === "string") {
+      this.#queueService();
+      return false;
     }
+    this.#install(r[0], r[1]);
+    if (r[2]) this.#queueService();
     return true;
+  }
+
+  #install(start, count) {
+    if (typeof start === "bigint") {
+      this.#bigNext = start;
+      this.#bigEnd = start + BigInt(count);
+      this.#next = this.#end = 0;
+    } else {
+      this.#next = start;
+      this.#end = start + count;
+      this.#bigNext = this.#bigEnd = 0n;
+    }
   }
 
   /** The next ID; waits for a range up to `deadlineMs`, then rejects. */
   nextId() {
     const id = this.tryNextId();
     if (id !== undefined) return Promise.resolve(id);
-    return this.#wait((resolve) => {
-      const v = this.tryNextId();
-      if (v === undefined) return false;
-      resolve(v);
-      return true;
-    });
+    return this.#wait(() => this.tryNextId());
   }
 
   /** Like `nextId`, as a BigInt. */
@@ -173,8 +158,8 @@ export class Generator {
   }
 
   /**
-   * Up to `n` contiguous IDs from one range: fewer than `n` when the range
-   * has fewer left (never joining two ranges). Waits like `nextId`.
+   * Up to `n` contiguous IDs from one range: fewer than `n` only at the
+   * range's end (never joining two ranges). Waits like `nextId`.
    */
   nextIds(n) {
     if (!Number.isSafeInteger(n) || n < 1 || n > 2 ** 32 - 1) {
@@ -182,42 +167,49 @@ export class Generator {
     }
     const got = this.#tryTake(n);
     if (got !== undefined) return Promise.resolve(got);
-    return this.#wait((resolve) => {
-      const v = this.#tryTake(n);
-      if (v === undefined) return false;
-      resolve(v);
-      return true;
-    });
+    return this.#wait(() => this.#tryTake(n));
   }
 
-  // The local block is part of one range, so a batch from it is too.
+  // The local block is the start of what is left of one range; a batch
+  // takes it and continues in the same range.
   #tryTake(n) {
-    if (!this.#localLeft() && !this.#fill(n)) return undefined;
-    const out = [];
-    if (this.#next < this.#end) {
-      const k = Math.min(n, this.#end - this.#next);
-      for (let i = 0; i < k; i++) out.push(String(this.#next++));
+    if (this.#closed) return undefined;
+    const local = this.#localLeft();
+    let r;
+    let out = [];
+    if (local === 0) {
+      r = this.#engine.take(n);
+      if (typeof r === "string") {
+        this.#queueService();
+        return undefined;
+      }
     } else {
-      const left = this.#bigEnd - this.#bigNext;
-      const k = BigInt(n) < left ? BigInt(n) : left;
-      for (let i = 0n; i < k; i++) out.push((this.#bigNext++).toString());
+      const k = Math.min(n, local);
+      if (this.#end > this.#next) {
+        expand(this.#next, k, out);
+        this.#next += k;
+      } else {
+        expand(this.#bigNext, k, out);
+        this.#bigNext += BigInt(k);
+      }
+      if (k === n) return out;
+      r = this.#engine.takeMore(n - k);
+      if (r === undefined) return out;
     }
+    out = expand(r[0], r[1], out);
+    if (r[2]) this.#queueService();
     return out;
   }
 
-  #why() {
-    return this.#closed ? "closed" : this.#engine.why();
-  }
-
   #wait(attempt) {
-    const final = this.#why();
-    if (isFinal(final)) return Promise.reject(new RangeIdError(final, `no ID: ${final}`));
+    if (this.#closed) return Promise.reject(this.#error());
+    const failure = this.#engine.failure();
+    if (failure.final) return Promise.reject(this.#error(failure));
     return new Promise((resolve, reject) => {
       const waiter = { attempt, resolve, reject, timer: undefined };
       waiter.timer = setTimeout(() => {
         this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        const code = this.#why();
-        reject(new RangeIdError(code, `no ID within ${this.#deadlineMs} ms: ${code}`));
+        reject(this.#error(undefined, `no ID within ${this.#deadlineMs} ms`));
       }, this.#deadlineMs);
       this.#waiters.push(waiter);
       // Arm the wake-up timer afresh in this context: on Workers, timers and
@@ -225,93 +217,154 @@ export class Generator {
       clearTimeout(this.#timer);
       this.#timer = undefined;
       this.#timerAt = Infinity;
-      this.#pump();
+      this.#queueService();
     });
+  }
+
+  /** Runs `#service` once, soon, outside whatever called this. */
+  #queueService() {
+    if (this.#queued || this.#servicing || this.#closed) return;
+    this.#queued = true;
+    queueMicrotask(() => {
+      this.#queued = false;
+      this.#service();
+    });
+  }
+
+  /** Serves waiters, then carries out what the engine asks for. */
+  #service() {
+    if (this.#closed) return;
+    this.#servicing = true;
+    const actions = [];
+    try {
+      this.#serveWaiters();
+      const t = now();
+      for (let a; (a = this.#engine.poll(t)) !== undefined;) actions.push(a);
+      this.#armTimer();
+    } finally {
+      this.#servicing = false;
+    }
+    for (const a of actions) {
+      if (a[0] === "send") this.#send(a[1], a[2], a[3], a[4]);
+      else this.#cancel(a[1], a[2]);
+    }
   }
 
   #serveWaiters() {
     while (this.#waiters.length > 0) {
       const w = this.#waiters[0];
-      if (!w.attempt(w.resolve)) break;
-      clearTimeout(w.timer);
+      const v = w.attempt();
+      if (v === undefined) break;
       this.#waiters.shift();
+      clearTimeout(w.timer);
+      w.resolve(v);
     }
-    const code = this.#why();
-    if (this.#waiters.length > 0 && isFinal(code)) {
-      for (const w of this.#waiters.splice(0)) {
-        clearTimeout(w.timer);
-        w.reject(new RangeIdError(code, `no ID: ${code}`));
+    if (this.#waiters.length === 0) return;
+    const failure = this.#engine.failure();
+    if (!failure.final) return;
+    for (const w of this.#waiters.splice(0)) {
+      clearTimeout(w.timer);
+      w.reject(this.#error(failure));
+    }
+  }
+
+  #armTimer() {
+    const deadline = this.#engine.nextDeadline();
+    if (deadline < 0 || deadline >= this.#timerAt) return;
+    clearTimeout(this.#timer);
+    this.#timerAt = deadline;
+    this.#timer = setTimeout(() => {
+      this.#timerAt = Infinity;
+      this.#timer = undefined;
+      this.#queueService();
+    }, Math.max(0, Math.ceil(deadline - now())));
+    this.#timer?.unref?.();
+  }
+
+  #send(request, attempt, body, fresh) {
+    const entry = { request, attempt, abort: new AbortController(), cancelled: false, done: undefined, cancelledNow: undefined };
+    entry.cancelledNow = new Promise((resolve) => entry.abort.signal.addEventListener("abort", resolve, { once: true }));
+    const key = `${request}:${attempt}`;
+    this.#attempts.set(key, entry);
+    entry.done = this.#exchange(entry, body, fresh).finally(() => {
+      if (this.#attempts.get(key) === entry) this.#attempts.delete(key);
+    });
+  }
+
+  #cancel(request, upTo) {
+    for (const e of this.#attempts.values()) {
+      if (e.request === request && e.attempt <= upTo && !e.cancelled) {
+        e.cancelled = true;
+        e.abort.abort();
       }
     }
   }
 
-  /** Sends whatever the engine wants sent, and schedules its next wake-up. */
-  #pump() {
-    if (this.#closed) return;
-    let body;
-    while ((body = this.#engine.pollRequest(now())) !== undefined) {
-      this.#send(this.#engine.lastRequestId(), body);
+  async #credentials(fresh) {
+    if (typeof this.#token !== "function") return this.#token;
+    const token = await this.#token({ refresh: fresh });
+    if (typeof token !== "string" || token.length === 0) {
+      throw new RangeIdError("invalid_config", "the token function must return a non-empty string");
     }
-    const deadline = this.#engine.nextDeadline();
-    if (deadline >= 0 && deadline < this.#timerAt) {
-      clearTimeout(this.#timer);
-      this.#timerAt = deadline;
-      this.#timer = setTimeout(() => {
-        this.#timerAt = Infinity;
-        this.#timer = undefined;
-        this.#pump();
-      }, Math.max(0, Math.ceil(deadline - now())));
-      this.#timer?.unref?.();
-    }
+    return token;
   }
 
-  #send(requestId, body) {
-    // A retry replaces the attempt still in flight under the same id.
-    this.#inflight.get(requestId)?.abort.abort();
-    const entry = { abort: new AbortController(), done: undefined };
-    this.#inflight.set(requestId, entry);
-    entry.done = this.#exchange(requestId, body, entry);
-  }
-
-  async #exchange(requestId, body, entry) {
-    const started = now();
-    let outcome;
+  async #exchange(entry, body, fresh) {
+    let answer;
+    let failure;
     try {
+      const token = await this.#credentials(fresh);
       const response = await this.#fetch(this.#endpoint, {
         method: "POST",
-        headers: { authorization: `Bearer ${this.#token}`, "content-type": "application/json" },
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
         body,
         signal: entry.abort.signal,
       });
       const text = await response.text();
-      if (this.#closed) return;
-      outcome = this.#engine.handleResponse(
-        requestId, response.status, text, retryAfterMs(response.headers.get("retry-after")), now(),
-      );
-      if (outcome === "installed") {
-        this.#latencies.push(now() - started);
-        if (this.#latencies.length > 4096) this.#latencies.splice(0, 2048);
-      }
-    } catch {
-      if (this.#closed) return;
-      this.#engine.handleTransportError(requestId, now());
-    } finally {
-      if (this.#inflight.get(requestId) === entry) this.#inflight.delete(requestId);
+      answer = [response.status, text, retryAfterMs(response.headers.get("retry-after"))];
+    } catch (e) {
+      failure = e;
     }
-    this.#serveWaiters();
-    this.#pump();
+    // Whatever came back goes to the engine, cancelled or not: a late grant
+    // is a duplicate it ignores, a late failure a stale one.
+    if (this.#closed) return;
+    if (answer) {
+      this.#engine.handleAnswer(entry.request, entry.attempt, answer[0], answer[1], answer[2], now());
+    } else {
+      if (!entry.cancelled) this.#lastCause = failure;
+      this.#engine.handleNoAnswer(entry.request, entry.attempt, now());
+    }
+    this.#queueService();
   }
 
-  /** Counters from the engine, plus grant latencies (ms) seen here. */
+  /** A RangeIdError from the engine's account of why no ID is ready. */
+  #error(failure, prefix) {
+    if (this.#closed) return new RangeIdError("closed", "the generator was closed");
+    const f = failure ?? this.#engine.failure();
+    const where = `POST ${this.#endpoint}`;
+    let said;
+    if (f.noAnswer) {
+      said = `${where} got no answer${this.#lastCause ? `: ${this.#lastCause.message ?? this.#lastCause}` : ""}`;
+    } else if (f.status !== undefined) {
+      const what = f.message ? `${f.authorityCode}: ${f.message}` : "(not a rangeid authority's answer; is the url right?)";
+      said = `${where} answered ${f.status} ${what}`;
+    }
+    const head = prefix ?? (f.code === "unavailable" ? "no ID is ready" : f.code === "frozen" ? "the namespace is frozen" : `refused (${f.code})`);
+    const message = said ? `${head}: ${said}` : head;
+    return new RangeIdError(f.code, message, {
+      status: f.status,
+      authorityCode: f.authorityCode,
+      remaining: f.remaining,
+      retryAfterMs: f.retryAfterMs,
+      cause: f.noAnswer ? this.#lastCause : undefined,
+    });
+  }
+
+  /** Counters from the engine: IDs issued, reserved and abandoned, requests, retries, grant latencies. */
   stats() {
-    const s = JSON.parse(this.#engine.stats());
-    const sorted = [...this.#latencies].sort((a, b) => a - b);
-    const local = this.#end - this.#next + Number(this.#bigEnd - this.#bigNext);
-    s.available = (BigInt(s.available) + BigInt(local)).toString();
-    s.abandoned = (BigInt(s.abandoned) + this.#abandonedHere).toString();
-    s.issued -= local;
-    s.grantLatencyMs = { count: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? null };
-    s.inFlight = this.#inflight.size;
+    if (this.#closed) return { ...this.#finalStats, grantLatencyMs: { ...this.#finalStats.grantLatencyMs } };
+    const s = this.#engine.stats(this.#localLeft());
+    s.inFlight = [...this.#attempts.values()].filter((e) => !e.cancelled).length;
     return s;
   }
 
@@ -321,29 +374,36 @@ export class Generator {
    * cancelled when that request ends.
    */
   async settled() {
-    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight.values()].map((e) => e.done));
+    for (;;) {
+      const live = [...this.#attempts.values()].filter((e) => !e.cancelled);
+      if (live.length === 0) return;
+      await Promise.race([Promise.allSettled(live.map((e) => e.done)), ...live.map((e) => e.cancelledNow)]);
+    }
   }
 
   /** The incarnation: 32 hex digits, fresh for each generator. */
   get incarnation() {
-    return this.#engine.incarnation();
+    return this.#incarnation;
   }
 
   /**
    * Stops: abandons the unused IDs (returns how many, as a decimal string),
-   * aborts requests in flight and rejects waiters with `closed`.
+   * aborts requests in flight, rejects waiters with `closed` and frees the
+   * engine.
    */
   close() {
     if (this.#closed) return "0";
-    const local = BigInt(this.#end - this.#next) + (this.#bigEnd - this.#bigNext);
-    this.#abandonedHere += local;
+    const abandoned = this.#engine.close(this.#localLeft());
     this.#next = this.#end = 0;
     this.#bigNext = this.#bigEnd = 0n;
+    this.#finalStats = { ...this.#engine.stats(0), inFlight: 0 };
     this.#closed = true;
-    const abandoned = (BigInt(this.#engine.close()) + local).toString();
+    this.#engine.free();
     clearTimeout(this.#timer);
-    for (const e of this.#inflight.values()) e.abort.abort();
-    this.#inflight.clear();
+    for (const e of this.#attempts.values()) {
+      e.cancelled = true;
+      e.abort.abort();
+    }
     for (const w of this.#waiters.splice(0)) {
       clearTimeout(w.timer);
       w.reject(new RangeIdError("closed", "the generator was closed"));
@@ -356,10 +416,10 @@ export class Generator {
    * so misconfiguration fails at creation. Closes the generator on failure.
    */
   async warm() {
-    const ready = () => this.#localLeft() || this.#fill(BLOCK);
+    const ready = () => this.#localLeft() > 0 || this.#refill();
     if (ready()) return;
     try {
-      await this.#wait((resolve) => ready() && (resolve(), true));
+      await this.#wait(() => (ready() ? true : undefined));
     } catch (e) {
       this.close();
       throw e;

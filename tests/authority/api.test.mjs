@@ -232,7 +232,10 @@ describe('grants', () => {
     const gen = a.token('generator', [ns]);
     const g = await grant(gen, ns, 'r17', 10000, 'A9');
     assert.equal(g.status, 200);
-    assert.deepEqual(g.body, { namespace: ns, incarnation: 'A9', requestId: 'r17', start: '1001', end: '11001', count: 10000, replayed: false });
+    assert.deepEqual(g.body, {
+      namespace: ns, incarnation: 'A9', requestId: 'r17', start: '1001', end: '11001', count: 10000, replayed: false,
+      maxCount: 10000, remaining: String(2n ** 53n - 1n - 11000n),
+    });
     const r = await grant(gen, ns, 'r17', 10000, 'A9');
     assert.deepEqual(r.body, { ...g.body, replayed: true });
     expectError(await grant(gen, ns, 'r17', 9999, 'A9'), 409, 'request_conflict');

@@ -1,5 +1,6 @@
 // Benchmark of the npm package in Node, against the real local authority.
 //
+// Part 0: the size of the wasm engine users download (target: 80 KB raw).
 // Part 1: tryNextId() and nextId() throughput and per-call latency, beside
 // a pure-JS number counter's (n++).toString(), a BigInt counter's
 // .toString() and crypto.randomUUID(), all measured in this run.
@@ -10,8 +11,11 @@
 // Run: `make bench` (or node tests/bench/npm.mjs after building npm/ and
 // edge-authority/).
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { Authority, uniqueNs } from "../authority/harness.mjs";
-import { createNamespace, installPacked } from "../npm/harness.mjs";
+import { createNamespace, installPacked, packageDir } from "../npm/harness.mjs";
 
 const seconds = Number(process.env.RANGEID_BENCH_SECONDS ?? 30);
 const N = Number(process.env.RANGEID_BENCH_CALLS ?? 10_000_000);
@@ -164,6 +168,9 @@ async function partTwo(createGenerator, authority, admin) {
   console.log(`  grant latency: median generator's p50 ${pct(p50s, 50).toFixed(1)} ms, worst generator's p99 ${grantP99.toFixed(1)} ms`);
   for (const g of gens) g.close();
 }
+
+const engine = readFileSync(join(packageDir, "wasm", "rangeid_wasm_bg.wasm"));
+console.log(`\nPart 0: the wasm engine is ${(engine.length / 1000).toFixed(1)} KB raw, ${(gzipSync(engine, { level: 9 }).length / 1000).toFixed(1)} KB gzipped (target: 80 KB raw)`);
 
 const pkg = installPacked();
 const { createGenerator } = await pkg.esm();

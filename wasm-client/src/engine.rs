@@ -1,17 +1,19 @@
-//! `Engine`: one generator's lease engine, exposed to JS.
+//! `Engine`: core's `Lease` exposed to JS. It only marshals: every decision
+//! (configuration limits, reply classification, retries, what is final, the
+//! JS error codes) is core's.
 //!
-//! A thin driver: JS owns the clock, the timers and `fetch`; this type owns
-//! the core `Lease` and parses every reply strictly in Rust, so no ID ever
-//! passes through a JS number on the way in. IDs leave as decimal strings,
-//! or as numbers only for blocks that end at or below 2^53.
+//! JS owns the clock, timers, `fetch` and promises; it hands each answer's
+//! status and body text over as they came, and core reads them. Each call
+//! returns one value and no call's meaning depends on the one before. IDs
+//! leave as JS numbers for blocks that end at or below 2^53, where numbers
+//! are exact, and as BigInts beyond.
 
+use js_sys::{Array, Object, Reflect};
 use rangeid_core::decimal::Decimal;
-use rangeid_core::lease::{Failure, GrantOutcome, Lease};
-use rangeid_core::wire::{ErrorReply, GrantReply};
-use rangeid_core::{ErrorCode, RequestId};
+use rangeid_core::lease::{Handled, LeaseOptions, OptionValue, Phase, Stats};
+use rangeid_core::reply::{Reply, TransientKind};
+use rangeid_core::{Action, Lease, Range, Ticket};
 use wasm_bindgen::prelude::*;
-
-use crate::{code, options};
 
 /// The largest value a JS number holds exactly, plus one.
 const JS_EXACT_LIMIT: u128 = 1 << 53;
@@ -20,12 +22,10 @@ const JS_EXACT_LIMIT: u128 = 1 << 53;
 #[wasm_bindgen]
 pub struct Engine {
     lease: Lease,
-    block_start: u64,
-    block_count: u64,
-    why: &'static str,
-    last_request_id: String,
+    deadline_ms: u64,
 }
 
+/// A JS time (ms) as core's: negative, NaN and infinite become 0.
 fn ms(now: f64) -> u64 {
     if now.is_finite() && now > 0.0 {
         now as u64
@@ -34,32 +34,83 @@ fn ms(now: f64) -> u64 {
     }
 }
 
-impl Engine {
-    /// An engine from options JSON, 16 random bytes and the current time.
-    pub fn create(options_json: &str, random: [u8; 16], now: f64) -> Result<Engine, String> {
-        let config = options::parse(options_json)?;
-        let lease = Lease::new(config, random, ms(now)).map_err(|e| e.to_string())?;
-        Ok(Engine {
-            lease,
-            block_start: 0,
-            block_count: 0,
-            why: "unavailable",
-            last_request_id: String::new(),
-        })
+/// A JS count as core's: at least 1, at most 2^32 - 1.
+fn count(n: f64) -> u64 {
+    if n.is_finite() && n >= 1.0 {
+        (n as u64).min(u64::from(u32::MAX))
+    } else {
+        1
+    }
+}
+
+fn ticket(request: f64, attempt: f64) -> Ticket {
+    Ticket {
+        request: ms(request),
+        attempt: ms(attempt).min(u64::from(u32::MAX)) as u32,
+    }
+}
+
+/// The first ID of `r`: a number when every ID of it is exact, else a
+/// BigInt.
+fn start(r: &Range) -> JsValue {
+    if r.end() <= JS_EXACT_LIMIT {
+        JsValue::from_f64(r.start() as f64)
+    } else {
+        JsValue::from(r.start())
+    }
+}
+
+fn set(o: &Object, key: &str, value: impl Into<JsValue>) {
+    // Setting a plain property on a fresh plain object cannot fail.
+    let _ = Reflect::set(o, &JsValue::from_str(key), &value.into());
+}
+
+fn decimal(v: u64) -> JsValue {
+    JsValue::from_str(Decimal::new(v).as_str())
+}
+
+fn handled(h: Handled) -> &'static str {
+    match h {
+        Handled::Installed => "installed",
+        Handled::Duplicate => "duplicate",
+        Handled::NotOurs(_) => "not_ours",
+        Handled::Stale => "stale",
+        Handled::WillRetry => "will_retry",
+        Handled::Stopped => "stopped",
     }
 }
 
 #[wasm_bindgen]
 impl Engine {
     /// A new engine with a fresh incarnation from the platform's CSPRNG.
-    /// Throws an `Error` whose message starts with `invalid_config:`.
+    /// `options` holds the engine's options by their JS names (`namespace`,
+    /// `rangeSize`, ..., `deadlineMs`); anything else is refused. Throws an
+    /// `Error` whose message starts with `invalid_config: `.
     #[wasm_bindgen(constructor)]
-    pub fn new(options_json: &str, now: f64) -> Result<Engine, JsError> {
+    pub fn new(options: &Object, now: f64) -> Result<Engine, JsError> {
+        let invalid = |e: &dyn core::fmt::Display| JsError::new(&format!("invalid_config: {e}"));
+        let mut o = LeaseOptions::default();
+        for entry in Object::entries(options).iter() {
+            let pair: Array = entry.unchecked_into();
+            let key = pair.get(0).as_string().unwrap_or_default();
+            let value = pair.get(1);
+            let text = value.as_string();
+            let v = match (value.as_f64(), &text) {
+                (Some(n), _) => OptionValue::Number(n),
+                (None, Some(t)) => OptionValue::Text(t),
+                _ => OptionValue::Other,
+            };
+            o.set(&key, v).map_err(|e| invalid(&e))?;
+        }
+        let config = o.config().map_err(|e| invalid(&e))?;
         let mut random = [0u8; 16];
         getrandom::getrandom(&mut random)
             .map_err(|e| JsError::new(&format!("unavailable: no secure random source: {e}")))?;
-        Engine::create(options_json, random, now)
-            .map_err(|e| JsError::new(&format!("invalid_config: {e}")))
+        let lease = Lease::new(config.lease, random, ms(now)).map_err(|e| invalid(&e))?;
+        Ok(Engine {
+            lease,
+            deadline_ms: config.deadline_ms,
+        })
     }
 
     /// This engine's incarnation: 32 hex digits.
@@ -67,175 +118,208 @@ impl Engine {
         self.lease.incarnation().as_str().to_owned()
     }
 
-    /// Takes up to `n` contiguous IDs from one range and returns how many
-    /// (fewer at a range's end); 0 when none is ready, and then `why()`
-    /// says why. Read the block with `blockStart*`.
-    pub fn take(&mut self, n: u32) -> u32 {
-        match self.lease.take(u64::from(n)) {
-            Ok(r) => {
-                self.block_start = r.start();
-                self.block_count = r.count();
-                // count <= n, which is a u32.
-                r.count() as u32
-            }
-            Err(e) => {
-                self.block_count = 0;
-                self.why = code::from_issue(e);
-                0
-            }
+    /// How long a caller waits for an ID, in ms (the `deadlineMs` option).
+    #[wasm_bindgen(js_name = deadlineMs)]
+    pub fn deadline_ms(&self) -> f64 {
+        self.deadline_ms as f64
+    }
+
+    /// Lends up to `n` IDs of one range to issue locally:
+    /// `[start, count, pollNow]`, where `start` is a number when the whole
+    /// block is exact as numbers and a BigInt otherwise; or, when none is
+    /// ready, the JS code saying why (`failure()` has the details). The
+    /// previous block must have been issued whole.
+    pub fn lend(&mut self, n: f64) -> JsValue {
+        let r = self.lease.lend(count(n));
+        self.block(r)
+    }
+
+    /// Up to `n` contiguous IDs returned to a caller (a batch), like
+    /// `lend`'s answer.
+    pub fn take(&mut self, n: f64) -> JsValue {
+        let r = self.lease.take(count(n));
+        self.block(r)
+    }
+
+    /// Up to `n` IDs continuing the range the last block came from, as
+    /// `[start, count, pollNow]`, or `undefined` when that range is used up.
+    #[wasm_bindgen(js_name = takeMore)]
+    pub fn take_more(&mut self, n: f64) -> JsValue {
+        match self.lease.take_more(count(n)) {
+            Some(r) => self.block(Ok(r)),
+            None => JsValue::UNDEFINED,
         }
     }
 
-    /// The last block's first ID, as a decimal string.
-    #[wasm_bindgen(js_name = blockStartString)]
-    pub fn block_start_string(&self) -> String {
-        Decimal::new(self.block_start).as_str().to_owned()
+    fn block(&self, r: Result<Range, rangeid_core::lease::IssueError>) -> JsValue {
+        match r {
+            Ok(r) => Array::of3(
+                &start(&r),
+                &JsValue::from_f64(r.count() as f64),
+                &JsValue::from_bool(self.lease.should_poll()),
+            )
+            .into(),
+            Err(e) => JsValue::from_str(e.client_code()),
+        }
     }
 
-    /// Whether every ID of the last block is exact as a JS number.
-    #[wasm_bindgen(js_name = blockIsSafe)]
-    pub fn block_is_safe(&self) -> bool {
-        u128::from(self.block_start) + u128::from(self.block_count) <= JS_EXACT_LIMIT
-    }
-
-    /// The last block's first ID as a number; exact only when `blockIsSafe()`.
-    #[wasm_bindgen(js_name = blockStartNumber)]
-    pub fn block_start_number(&self) -> f64 {
-        self.block_start as f64
-    }
-
-    /// Why the last `take` returned 0: `unavailable`, `frozen`, `exhausted`,
-    /// `closed`, or the authority's code (`unauthenticated`, `forbidden`,
-    /// `namespace_not_found`, ...).
-    pub fn why(&self) -> String {
-        self.why.to_owned()
-    }
-
-    /// Whether the driver should call `pollRequest` now.
+    /// Whether `poll` should be called now.
     #[wasm_bindgen(js_name = shouldPoll)]
     pub fn should_poll(&self) -> bool {
         self.lease.should_poll()
     }
 
-    /// The next request to send now as its JSON body, or `undefined`. Its
-    /// request id is then in `lastRequestId()`. Call until `undefined`.
-    #[wasm_bindgen(js_name = pollRequest)]
-    pub fn poll_request(&mut self, now: f64) -> Option<String> {
-        let out = self.lease.poll_request(ms(now))?;
-        self.last_request_id = out.request.request_id.as_str().to_owned();
-        serde_json::to_string(&out.request).ok()
+    /// The next thing to do, or `undefined`; call until `undefined`:
+    /// `["send", request, attempt, body, freshCredentials]` or
+    /// `["cancel", request, attempt]` (stop waiting for every attempt of
+    /// `request` up to `attempt`).
+    pub fn poll(&mut self, now: f64) -> JsValue {
+        let Some(action) = self.lease.poll(ms(now)) else {
+            return JsValue::UNDEFINED;
+        };
+        let out = Array::new();
+        match action {
+            Action::Send(o) => {
+                let body = rangeid_core::wire::to_json(&o.request);
+                out.push(&"send".into());
+                out.push(&JsValue::from_f64(o.ticket.request as f64));
+                out.push(&JsValue::from_f64(f64::from(o.ticket.attempt)));
+                out.push(&JsValue::from_str(&String::from_utf8_lossy(&body)));
+                out.push(&JsValue::from_bool(o.fresh_credentials));
+            }
+            Action::Cancel(t) => {
+                out.push(&"cancel".into());
+                out.push(&JsValue::from_f64(t.request as f64));
+                out.push(&JsValue::from_f64(f64::from(t.attempt)));
+            }
+        }
+        out.into()
     }
 
-    /// The request id of the request `pollRequest` last returned.
-    #[wasm_bindgen(js_name = lastRequestId)]
-    pub fn last_request_id(&self) -> String {
-        self.last_request_id.clone()
-    }
-
-    /// When to call `pollRequest` next at the latest (ms, same clock as
-    /// `now`), or -1 when nothing is scheduled.
+    /// When to call `poll` next at the latest (ms, same clock as `now`), or
+    /// -1 when nothing is scheduled.
     #[wasm_bindgen(js_name = nextDeadline)]
     pub fn next_deadline(&self) -> f64 {
         self.lease.next_deadline().map_or(-1.0, |d| d as f64)
     }
 
-    /// Hands over the authority's answer to request `requestId`: HTTP status,
-    /// body text and `Retry-After` in ms (or -1). Returns what happened:
-    /// `installed`, `duplicate`, `refused`, `error:<code>` or `transport`
-    /// (unreadable; it will be retried).
-    #[wasm_bindgen(js_name = handleResponse)]
-    pub fn handle_response(
+    /// Hands over the answer to attempt (`request`, `attempt`): the HTTP
+    /// status, the body text and `Retry-After` in ms (or -1). Returns what
+    /// became of it: `installed`, `duplicate`, `not_ours`, `stale`,
+    /// `will_retry` or `stopped`.
+    #[wasm_bindgen(js_name = handleAnswer)]
+    pub fn handle_answer(
         &mut self,
-        request_id: &str,
+        request: f64,
+        attempt: f64,
         status: u16,
         body: &str,
         retry_after_ms: f64,
         now: f64,
     ) -> String {
-        let now = ms(now);
-        let Ok(id) = RequestId::new(request_id) else {
-            return "refused".to_owned();
-        };
-        if status == 200 {
-            return match serde_json::from_str::<GrantReply>(body) {
-                Ok(reply) => match self.lease.handle_grant(&reply.grant, reply.replayed, now) {
-                    GrantOutcome::Installed => "installed".to_owned(),
-                    GrantOutcome::Duplicate => "duplicate".to_owned(),
-                    GrantOutcome::Refused(_) => "refused".to_owned(),
-                },
-                Err(_) => {
-                    self.lease.handle_error(&id, Failure::Transport, now);
-                    "transport".to_owned()
+        let retry_after = (retry_after_ms >= 0.0).then(|| ms(retry_after_ms));
+        let reply = Reply::from_http(status, body.as_bytes(), retry_after);
+        let h = self
+            .lease
+            .handle_reply(ticket(request, attempt), &reply, ms(now));
+        handled(h).to_owned()
+    }
+
+    /// Reports that attempt (`request`, `attempt`) got no answer (a network
+    /// error, or its abort). Returns like `handleAnswer`.
+    #[wasm_bindgen(js_name = handleNoAnswer)]
+    pub fn handle_no_answer(&mut self, request: f64, attempt: f64, now: f64) -> String {
+        let h = self
+            .lease
+            .handle_reply(ticket(request, attempt), &Reply::no_answer(), ms(now));
+        handled(h).to_owned()
+    }
+
+    /// Why no ID can be issued now, for the error a caller gets:
+    /// `{code, final, status?, message?, authorityCode?, remaining?,
+    /// retryAfterMs?, noAnswer?}`. `code` is the JS code and `final` whether
+    /// waiting can help; the rest describe the last failed attempt.
+    pub fn failure(&self) -> JsValue {
+        let o = Object::new();
+        let why = self.lease.issue_error();
+        set(&o, "code", why.client_code());
+        set(&o, "final", why.is_final());
+        match self.lease.last_failure() {
+            Some(Reply::Refused(r)) => {
+                set(&o, "status", r.status);
+                set(&o, "message", r.message.as_str());
+                set(&o, "authorityCode", r.code.as_str());
+                if let Some(n) = r.remaining {
+                    set(&o, "remaining", decimal(n));
                 }
-            };
+                if let Some(ms) = r.retry_after_ms {
+                    set(&o, "retryAfterMs", ms as f64);
+                }
+            }
+            Some(Reply::Transient(t)) => {
+                if let Some(s) = t.status {
+                    set(&o, "status", s);
+                }
+                if let Some(ms) = t.retry_after_ms {
+                    set(&o, "retryAfterMs", ms as f64);
+                }
+                set(&o, "noAnswer", t.kind == TransientKind::NoAnswer);
+            }
+            _ => {}
         }
-        let retry_after_ms = (retry_after_ms >= 0.0).then(|| ms(retry_after_ms));
-        let failure = match serde_json::from_str::<ErrorReply>(body) {
-            Ok(e) => Failure::Refused {
-                code: e.error.code,
-                remaining: e.error.remaining.map(|r| r.0),
-                retry_after_ms,
-            },
-            Err(_) if status == 503 || status == 429 => Failure::Refused {
-                code: ErrorCode::Unavailable,
-                remaining: None,
-                retry_after_ms,
-            },
-            Err(_) => Failure::Transport,
-        };
-        self.lease.handle_error(&id, failure, now);
-        match failure {
-            Failure::Transport => "transport".to_owned(),
-            Failure::Refused { code, .. } => format!("error:{}", code::from_authority(code)),
-        }
+        o.into()
     }
 
-    /// Reports that request `requestId` got no answer (network error or
-    /// timeout); it is retried under the same id after a backoff.
-    #[wasm_bindgen(js_name = handleTransportError)]
-    pub fn handle_transport_error(&mut self, request_id: &str, now: f64) {
-        if let Ok(id) = RequestId::new(request_id) {
-            self.lease.handle_error(&id, Failure::Transport, ms(now));
-        }
-    }
-
-    /// The counters, as JSON. `available` and `abandoned` are decimal
-    /// strings; the rest are numbers.
-    pub fn stats(&self) -> String {
-        let s = self.lease.stats();
+    /// The counters, with `localLeft` IDs of the last lent block not yet
+    /// issued. `available`, `abandoned` are decimal strings; the rest are
+    /// numbers.
+    pub fn stats(&self, local_left: f64) -> JsValue {
+        let s: Stats = self.lease.stats(ms(local_left));
+        let o = Object::new();
+        set(&o, "incarnation", self.lease.incarnation().as_str());
         let phase = match self.lease.phase() {
-            rangeid_core::lease::Phase::Running => "running".to_owned(),
-            rangeid_core::lease::Phase::Exhausted => "exhausted".to_owned(),
-            rangeid_core::lease::Phase::Closed => "closed".to_owned(),
-            rangeid_core::lease::Phase::Failed(c) => code::from_authority(c).to_owned(),
+            Phase::Running => "running",
+            Phase::Exhausted => "exhausted",
+            Phase::Closed => "closed",
+            Phase::Failed(c) => c.client_code(),
         };
-        serde_json::json!({
-            "incarnation": self.lease.incarnation().as_str(),
-            "phase": phase,
-            "issued": s.issued,
-            "rangesInstalled": s.ranges_installed,
-            "replaysInstalled": s.replays_installed,
-            "duplicatesIgnored": s.duplicates_ignored,
-            "grantsRefused": s.grants_refused,
-            "requests": s.requests,
-            "retries": s.retries,
-            "starved": s.starved,
-            "abandoned": Decimal::new(s.abandoned).as_str(),
-            "available": Decimal::new(self.lease.available()).as_str(),
-            "outstanding": self.lease.outstanding(),
-            "ratePerSecond": self.lease.rate(),
-            "lastGrantMs": s.last_grant_ms,
-            "maxGrantMs": s.max_grant_ms,
-        })
-        .to_string()
+        set(&o, "phase", phase);
+        for (key, v) in [
+            ("issued", s.issued),
+            ("rangesInstalled", s.ranges_installed),
+            ("replaysInstalled", s.replays_installed),
+            ("duplicatesIgnored", s.duplicates_ignored),
+            ("grantsRefused", s.grants_refused),
+            ("staleIgnored", s.stale_ignored),
+            ("requests", s.requests),
+            ("retries", s.retries),
+            ("requestsExpired", s.requests_expired),
+            ("starved", s.starved),
+            ("outstanding", s.outstanding),
+            ("ratePerSecond", self.lease.rate()),
+        ] {
+            set(&o, key, v as f64);
+        }
+        set(&o, "available", decimal(s.available));
+        set(&o, "abandoned", decimal(s.abandoned));
+        let g = Object::new();
+        for (key, v) in [
+            ("count", s.grant_ms.count),
+            ("p50", s.grant_ms.p50),
+            ("p99", s.grant_ms.p99),
+            ("max", s.grant_ms.max),
+        ] {
+            set(&g, key, v as f64);
+        }
+        set(&o, "grantLatencyMs", g);
+        o.into()
     }
 
-    /// Abandons every unused ID and stops; returns how many, as a decimal
-    /// string. Later calls issue nothing.
-    pub fn close(&mut self) -> String {
-        Decimal::new(self.lease.close()).as_str().to_owned()
+    /// Abandons every unused ID, `localLeft` of the last lent block among
+    /// them, and stops; returns how many, as a decimal string.
+    pub fn close(&mut self, local_left: f64) -> String {
+        Decimal::new(self.lease.close_with_unused(ms(local_left)))
+            .as_str()
+            .to_owned()
     }
 }
-
-#[cfg(test)]
-mod tests;

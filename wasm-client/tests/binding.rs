@@ -1,68 +1,198 @@
 //! The binding under a real JS engine (wasm-bindgen-test): Node by default,
-//! headless Chromium with `WASM_BINDGEN_USE_BROWSER=1`.
+//! headless Chromium with `WASM_BINDGEN_USE_BROWSER=1`. The engine's logic
+//! is core's and tested there; these check what crosses the boundary.
 #![cfg(target_arch = "wasm32")]
 
+use js_sys::{Array, Object, Reflect};
 use rangeid_wasm::Engine;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::*;
 
-fn grant(e: &Engine, request_id: &str, start: u64, count: u64) -> String {
+fn options(pairs: &[(&str, JsValue)]) -> Object {
+    let o = Object::new();
+    for (k, v) in pairs {
+        Reflect::set(&o, &JsValue::from_str(k), v).unwrap();
+    }
+    o
+}
+
+fn engine(range_size: f64) -> Engine {
+    let o = options(&[
+        ("namespace", "orders".into()),
+        ("rangeSize", range_size.into()),
+    ]);
+    Engine::new(&o, 0.0).unwrap()
+}
+
+fn get(v: &JsValue, i: u32) -> JsValue {
+    v.clone().unchecked_into::<Array>().get(i)
+}
+
+/// Polls for the next send: (request, attempt, body).
+fn send(e: &mut Engine, now: f64) -> (f64, f64, String) {
+    loop {
+        let a = e.poll(now);
+        assert!(!a.is_undefined(), "nothing to send");
+        if get(&a, 0).as_string().as_deref() == Some("send") {
+            return (
+                get(&a, 1).as_f64().unwrap(),
+                get(&a, 2).as_f64().unwrap(),
+                get(&a, 3).as_string().unwrap(),
+            );
+        }
+    }
+}
+
+fn grant(e: &Engine, request: f64, start: u64, count: u64) -> String {
     format!(
-        r#"{{"namespace":"orders","incarnation":"{}","requestId":"{request_id}","start":"{start}","end":"{}","count":{count},"replayed":false}}"#,
+        r#"{{"namespace":"orders","incarnation":"{}","requestId":"r{request}","start":"{start}","end":"{}","count":{count},"replayed":false,"fromTheFuture":[1]}}"#,
         e.incarnation(),
         u128::from(start) + u128::from(count)
     )
 }
 
+fn field(o: &JsValue, key: &str) -> JsValue {
+    Reflect::get(o, &JsValue::from_str(key)).unwrap()
+}
+
 #[wasm_bindgen_test]
 fn incarnations_come_from_the_platform_csprng() {
-    let a = Engine::new(r#"{"namespace":"orders"}"#, 0.0).unwrap();
-    let b = Engine::new(r#"{"namespace":"orders"}"#, 0.0).unwrap();
+    let a = engine(10.0);
+    let b = engine(10.0);
     assert_eq!(a.incarnation().len(), 32);
     assert!(a.incarnation().bytes().all(|c| c.is_ascii_hexdigit()));
     assert_ne!(a.incarnation(), b.incarnation());
 }
 
 #[wasm_bindgen_test]
-fn bad_options_throw_invalid_config() {
-    assert!(Engine::new(r#"{"namespace":"Orders"}"#, 0.0).is_err());
-    assert!(Engine::new("not json", 0.0).is_err());
+fn options_are_core_checked_and_named_in_the_error() {
+    for (pairs, name) in [
+        (vec![("namespace", JsValue::from("Orders"))], "namespace"),
+        (
+            vec![("namespace", "orders".into()), ("rangeSize", 1.5.into())],
+            "rangeSize",
+        ),
+        (
+            vec![("namespace", "orders".into()), ("colour", "red".into())],
+            "colour",
+        ),
+        (
+            vec![
+                ("namespace", "orders".into()),
+                ("retryMaxMs", JsValue::NULL),
+            ],
+            "retryMaxMs",
+        ),
+    ] {
+        let err = Engine::new(&options(&pairs), 0.0).err().expect("refused");
+        let text: String = JsValue::from(err)
+            .unchecked_into::<js_sys::Error>()
+            .message()
+            .into();
+        assert!(text.starts_with("invalid_config: "), "{text}");
+        assert!(text.contains(name), "{text}");
+    }
+    let e = Engine::new(
+        &options(&[
+            ("namespace", "orders".into()),
+            ("deadlineMs", 250.0.into()),
+            ("retryInitialMs", 5.0.into()),
+        ]),
+        0.0,
+    )
+    .unwrap();
+    assert_eq!(e.deadline_ms(), 250.0);
 }
 
 #[wasm_bindgen_test]
 fn requests_grants_and_blocks_cross_the_boundary_exactly() {
-    let mut e = Engine::new(r#"{"namespace":"orders","rangeSize":10}"#, 5.0).unwrap();
-    let body = e.poll_request(5.0).expect("a first request");
+    let mut e = engine(10.0);
+    let (request, attempt, body) = send(&mut e, 5.0);
+    assert_eq!((request, attempt), (1.0, 0.0));
     assert!(body.contains(r#""requestId":"r1","count":10"#), "{body}");
     let top = u64::MAX - 9;
     assert_eq!(
-        e.handle_response("r1", 200, &grant(&e, "r1", top, 10), -1.0, 6.0),
+        e.handle_answer(1.0, 0.0, 200, &grant(&e, 1.0, top, 10), -1.0, 6.0),
         "installed"
     );
+    let block = e.lend(4.0);
+    let start = get(&block, 0);
+    assert!(start.is_bigint(), "past 2^53 a block starts as a BigInt");
     assert_eq!(
-        e.handle_response("r1", 200, &grant(&e, "r1", top, 10), -1.0, 7.0),
+        js_sys::BigInt::from(start).to_string(10).unwrap(),
+        "18446744073709551606"
+    );
+    assert_eq!(get(&block, 1).as_f64(), Some(4.0));
+    assert_eq!(
+        e.handle_answer(1.0, 0.0, 200, &grant(&e, 1.0, top, 10), -1.0, 7.0),
         "duplicate"
     );
-    assert_eq!(e.take(4), 4);
-    assert!(!e.block_is_safe());
-    assert_eq!(e.block_start_string(), "18446744073709551606");
-    assert_eq!(e.take(100), 6);
-    assert_eq!(e.block_start_string(), "18446744073709551610");
-    assert_eq!(e.take(1), 0);
-    assert_eq!(e.why(), "unavailable");
+    let more = e.take_more(100.0);
+    assert_eq!(
+        get(&more, 1).as_f64(),
+        Some(6.0),
+        "the rest of the range, not a reset"
+    );
+    assert!(e.take_more(1.0).is_undefined());
+    assert_eq!(e.lend(1.0).as_string().as_deref(), Some("unavailable"));
+    let stats = e.stats(0.0);
+    assert_eq!(field(&stats, "issued").as_f64(), Some(10.0));
+    assert_eq!(field(&stats, "available").as_string().as_deref(), Some("0"));
 }
 
 #[wasm_bindgen_test]
-fn refusals_and_close() {
-    let mut e = Engine::new(r#"{"namespace":"orders","rangeSize":10}"#, 0.0).unwrap();
-    e.poll_request(0.0).unwrap();
+fn blocks_below_two_to_the_53_are_exact_numbers() {
+    let mut e = engine(10.0);
+    send(&mut e, 0.0);
+    let start = (1u64 << 53) - 5;
+    e.handle_answer(1.0, 0.0, 200, &grant(&e, 1.0, start, 10), -1.0, 1.0);
+    let a = e.lend(5.0);
+    assert_eq!(
+        get(&a, 0).as_f64(),
+        Some(start as f64),
+        "ends exactly at 2^53"
+    );
+    assert!(get(&e.lend(5.0), 0).is_bigint());
+}
+
+#[wasm_bindgen_test]
+fn refusals_keep_what_the_authority_said_and_close_frees() {
+    let mut e = engine(10.0);
+    send(&mut e, 0.0);
     let forbidden = r#"{"error":{"code":"forbidden","message":"not for this namespace"}}"#;
     assert_eq!(
-        e.handle_response("r1", 403, forbidden, -1.0, 1.0),
-        "error:forbidden"
+        e.handle_answer(1.0, 0.0, 403, forbidden, -1.0, 1.0),
+        "stopped"
     );
-    assert_eq!(e.take(1), 0);
-    assert_eq!(e.why(), "forbidden");
-    assert_eq!(e.close(), "0");
-    assert_eq!(e.take(1), 0);
-    assert_eq!(e.why(), "closed");
+    assert_eq!(e.lend(1.0).as_string().as_deref(), Some("forbidden"));
+    let f = e.failure();
+    assert_eq!(field(&f, "code").as_string().as_deref(), Some("forbidden"));
+    assert_eq!(field(&f, "final").as_bool(), Some(true));
+    assert_eq!(field(&f, "status").as_f64(), Some(403.0));
+    assert_eq!(
+        field(&f, "message").as_string().as_deref(),
+        Some("not for this namespace")
+    );
+    assert_eq!(e.close(0.0), "0");
+    assert_eq!(e.lend(1.0).as_string().as_deref(), Some("closed"));
+}
+
+#[wasm_bindgen_test]
+fn a_busy_authority_is_retried_with_its_retry_after() {
+    let mut e = engine(10.0);
+    send(&mut e, 0.0);
+    let html = "<html>502 Bad Gateway</html>";
+    assert_eq!(
+        e.handle_answer(1.0, 0.0, 503, html, 3000.0, 10.0),
+        "will_retry"
+    );
+    assert!(e.next_deadline() >= 3010.0);
+    let f = e.failure();
+    assert_eq!(
+        field(&f, "code").as_string().as_deref(),
+        Some("unavailable")
+    );
+    assert_eq!(field(&f, "final").as_bool(), Some(false));
+    assert_eq!(field(&f, "retryAfterMs").as_f64(), Some(3000.0));
+    assert_eq!(e.handle_no_answer(1.0, 7.0, 11.0), "stale");
 }

@@ -1,5 +1,11 @@
 use super::*;
-use crate::authority::{decide, Decision, NamespaceConfig, NamespaceState};
+use crate::authority::{decide, Decision, Grant, NamespaceConfig, NamespaceState};
+use crate::code::ErrorCode;
+use crate::names::{Incarnation, Namespace, RequestId};
+use crate::reply::{Capacity, GrantReply, Message, Refused, Transient, TransientKind};
+use std::string::ToString;
+use std::vec;
+use std::vec::Vec;
 
 fn ns() -> Namespace {
     Namespace::new("orders").unwrap()
@@ -8,7 +14,6 @@ fn ns() -> Namespace {
 fn config() -> LeaseConfig {
     let mut c = LeaseConfig::new(ns());
     c.min_count = 10;
-    c.initial_count = 10;
     c.max_count = 1_000;
     c.max_outstanding = 1;
     c
@@ -18,6 +23,21 @@ fn lease(c: LeaseConfig) -> Lease {
     Lease::new(c, [7; 16], 0).unwrap()
 }
 
+/// The next attempt to send at `now`, skipping cancellations.
+fn send(l: &mut Lease, now: u64) -> Option<Outgoing> {
+    loop {
+        match l.poll(now)? {
+            Action::Send(out) => return Some(out),
+            Action::Cancel(_) => {}
+        }
+    }
+}
+
+/// Every action at `now`.
+fn actions(l: &mut Lease, now: u64) -> Vec<Action> {
+    core::iter::from_fn(|| l.poll(now)).collect()
+}
+
 fn grant_for(out: &Outgoing, start: u64) -> Grant {
     Grant {
         namespace: out.request.namespace,
@@ -25,6 +45,29 @@ fn grant_for(out: &Outgoing, start: u64) -> Grant {
         request_id: out.request.request_id,
         range: Range::with_count(start, out.request.count).unwrap(),
     }
+}
+
+fn granted(grant: Grant, replayed: bool) -> Reply {
+    Reply::Grant(GrantReply {
+        grant,
+        replayed,
+        capacity: Capacity::default(),
+    })
+}
+
+/// Answers `out` with a range starting at `start`.
+fn answer(l: &mut Lease, out: &Outgoing, start: u64, now: u64) -> Handled {
+    l.handle_reply(out.ticket, &granted(grant_for(out, start), false), now)
+}
+
+fn refusal(code: ErrorCode, remaining: Option<u64>, retry_after_ms: Option<u64>) -> Reply {
+    Reply::Refused(Refused {
+        code: ReplyCode::Known(code),
+        status: code.http_status(),
+        message: Message::new("m"),
+        remaining,
+        retry_after_ms,
+    })
 }
 
 fn drain(l: &mut Lease) -> ([u64; 2], u64) {
@@ -44,26 +87,30 @@ fn drain(l: &mut Lease) -> ([u64; 2], u64) {
 fn first_poll_asks_and_grant_is_issued_in_order() {
     let mut l = lease(config());
     assert_eq!(l.next_id(), Err(IssueError::Unavailable));
-    let out = l.poll_request(0).unwrap();
-    assert_eq!(out.attempt, 0);
+    let out = send(&mut l, 0).unwrap();
+    assert_eq!(
+        out.ticket,
+        Ticket {
+            request: 1,
+            attempt: 0
+        }
+    );
     assert_eq!(out.request.request_id.as_str(), "r1");
     assert_eq!(out.request.count, 10);
+    assert!(!out.fresh_credentials);
     assert_eq!(out.request.incarnation.as_str().len(), 32);
-    assert_eq!(l.poll_request(0), None, "one outstanding at most");
-    assert_eq!(
-        l.handle_grant(&grant_for(&out, 1001), false, 5),
-        GrantOutcome::Installed
-    );
+    assert_eq!(send(&mut l, 0), None, "one outstanding at most");
+    assert_eq!(answer(&mut l, &out, 1001, 5), Handled::Installed);
     assert_eq!(drain(&mut l), ([1001, 1010], 10));
     assert_eq!(l.next_id(), Err(IssueError::Unavailable));
-    let s = l.stats();
+    let s = l.stats(0);
     assert_eq!(
         (
             s.issued,
             s.ranges_installed,
             s.requests,
             s.starved,
-            s.last_grant_ms
+            s.grant_ms.max
         ),
         (10, 1, 1, 3, 5)
     );
@@ -72,37 +119,50 @@ fn first_poll_asks_and_grant_is_issued_in_order() {
 #[test]
 fn prefetch_is_asked_for_before_running_out_and_used_only_after() {
     let mut l = lease(config());
-    let out = l.poll_request(0).unwrap();
-    l.handle_grant(&grant_for(&out, 1), false, 1);
+    let out = send(&mut l, 0).unwrap();
+    answer(&mut l, &out, 1, 1);
     assert!(!l.should_poll());
     for expected in 1..=5 {
         assert_eq!(l.next_id(), Ok(expected));
     }
     assert!(l.should_poll(), "half the range used: time to ask");
-    let out2 = l.poll_request(2).unwrap();
+    let out2 = send(&mut l, 2).unwrap();
     assert_eq!(out2.request.request_id.as_str(), "r2");
     assert!(!l.should_poll(), "a request is on its way");
-    l.handle_grant(&grant_for(&out2, 500), false, 3);
+    answer(&mut l, &out2, 500, 3);
     assert_eq!(drain(&mut l), ([6, 509], 15));
 }
 
 #[test]
 fn lost_reply_is_retried_with_the_same_id_and_installed_once() {
     let mut l = lease(config());
-    let out = l.poll_request(0).unwrap();
+    let out = send(&mut l, 0).unwrap();
     assert_eq!(l.next_deadline(), Some(2_000));
-    assert_eq!(l.poll_request(1_999), None);
-    let retry = l.poll_request(2_000).unwrap();
+    assert_eq!(send(&mut l, 1_999), None);
+    let retry = send(&mut l, 2_000).unwrap();
     assert_eq!(retry.request, out.request, "same request id and count");
-    assert_eq!(retry.attempt, 1);
+    assert_eq!(
+        retry.ticket,
+        Ticket {
+            request: 1,
+            attempt: 1
+        }
+    );
     let g = grant_for(&out, 100);
-    assert_eq!(l.handle_grant(&g, true, 2_010), GrantOutcome::Installed);
+    assert_eq!(
+        l.handle_reply(retry.ticket, &granted(g, true), 2_010),
+        Handled::Installed
+    );
     assert_eq!(l.next_id(), Ok(100));
     assert_eq!(l.next_id(), Ok(101));
-    // The first reply turns up late: ignored, the cursor does not move back.
-    assert_eq!(l.handle_grant(&g, false, 2_020), GrantOutcome::Duplicate);
+    // The first attempt's reply turns up late: ignored, the cursor does not
+    // move back.
+    assert_eq!(
+        l.handle_reply(out.ticket, &granted(g, false), 2_020),
+        Handled::Duplicate
+    );
     assert_eq!(l.next_id(), Ok(102));
-    let s = l.stats();
+    let s = l.stats(0);
     assert_eq!(
         (
             s.requests,
@@ -115,65 +175,157 @@ fn lost_reply_is_retried_with_the_same_id_and_installed_once() {
 }
 
 #[test]
+fn a_slow_first_attempt_still_installs_after_its_retry_went_out() {
+    let mut l = lease(config());
+    let first = send(&mut l, 0).unwrap();
+    let second = send(&mut l, 2_000).unwrap();
+    assert_eq!(second.ticket.attempt, 1);
+    assert_eq!(
+        actions(&mut l, 2_000),
+        vec![],
+        "attempt 0 is not cancelled by its retry"
+    );
+    assert_eq!(answer(&mut l, &first, 7, 2_500), Handled::Installed);
+    assert_eq!(
+        actions(&mut l, 2_500),
+        vec![Action::Cancel(second.ticket)],
+        "settling cancels the attempts still running"
+    );
+    assert_eq!(l.next_id(), Ok(7));
+    // The retry's answer, if it comes, is a duplicate.
+    assert_eq!(answer(&mut l, &second, 7, 2_600), Handled::Duplicate);
+}
+
+#[test]
+fn a_third_attempt_cancels_the_first() {
+    let mut l = lease(config());
+    send(&mut l, 0).unwrap();
+    send(&mut l, 2_000).unwrap();
+    let at_4000 = actions(&mut l, 4_000);
+    assert_eq!(at_4000.len(), 2, "{at_4000:?}");
+    assert!(matches!(
+        at_4000[0],
+        Action::Send(Outgoing {
+            ticket: Ticket { attempt: 2, .. },
+            ..
+        })
+    ));
+    assert_eq!(
+        at_4000[1],
+        Action::Cancel(Ticket {
+            request: 1,
+            attempt: 0
+        })
+    );
+}
+
+#[test]
+fn failures_of_superseded_attempts_are_ignored() {
+    // The retry storm: attempt 0 times out, attempt 1 goes out, then attempt
+    // 0's abort is reported as a failure. It must not reschedule attempt 1.
+    let mut c = config();
+    c.request_timeout_ms = 5_000;
+    let mut l = lease(c);
+    let first = send(&mut l, 0).unwrap();
+    let second = send(&mut l, 5_000).unwrap();
+    assert_eq!(l.next_deadline(), Some(10_000));
+    assert_eq!(
+        l.handle_reply(first.ticket, &Reply::no_answer(), 5_001),
+        Handled::Stale
+    );
+    let busy = refusal(ErrorCode::Unavailable, None, Some(1));
+    assert_eq!(l.handle_reply(first.ticket, &busy, 5_002), Handled::Stale);
+    assert_eq!(
+        l.next_deadline(),
+        Some(10_000),
+        "attempt 1 keeps its full timeout"
+    );
+    assert_eq!(send(&mut l, 9_999), None);
+    assert_eq!(l.stats(0).stale_ignored, 2);
+    assert_eq!(answer(&mut l, &second, 1, 7_500), Handled::Installed);
+    assert_eq!(l.stats(0).requests + l.stats(0).retries, 2);
+    // A failure for a settled request changes nothing either.
+    assert_eq!(
+        l.handle_reply(second.ticket, &Reply::no_answer(), 7_600),
+        Handled::Stale
+    );
+    assert_eq!(l.next_id(), Ok(1));
+}
+
+#[test]
 fn foreign_grants_are_refused() {
     let mut l = lease(config());
-    let out = l.poll_request(0).unwrap();
+    let out = send(&mut l, 0).unwrap();
     let good = grant_for(&out, 1);
-    let other_ns = Grant {
-        namespace: Namespace::new("users").unwrap(),
-        ..good
-    };
-    let other_inc = Grant {
-        incarnation: Incarnation::new("old").unwrap(),
-        ..good
-    };
-    let never = Grant {
-        request_id: RequestId::numbered(9),
-        ..good
-    };
-    let unnumbered = Grant {
-        request_id: RequestId::new("x1").unwrap(),
-        ..good
-    };
-    let short = Grant {
-        range: Range::with_count(1, 9).unwrap(),
-        ..good
+    let cases = [
+        (
+            Grant {
+                namespace: Namespace::new("users").unwrap(),
+                ..good
+            },
+            GrantRefusal::WrongNamespace,
+        ),
+        (
+            Grant {
+                incarnation: Incarnation::new("old").unwrap(),
+                ..good
+            },
+            GrantRefusal::WrongIncarnation,
+        ),
+        (
+            Grant {
+                request_id: RequestId::numbered(9),
+                ..good
+            },
+            GrantRefusal::Unsolicited,
+        ),
+        (
+            Grant {
+                request_id: RequestId::new("x1").unwrap(),
+                ..good
+            },
+            GrantRefusal::Unsolicited,
+        ),
+        (
+            Grant {
+                range: Range::with_count(1, 9).unwrap(),
+                ..good
+            },
+            GrantRefusal::WrongCount,
+        ),
+    ];
+    for (g, why) in cases {
+        assert_eq!(
+            l.handle_reply(out.ticket, &granted(g, false), 1),
+            Handled::NotOurs(why)
+        );
+    }
+    let other_ticket = Ticket {
+        request: 2,
+        attempt: 0,
     };
     assert_eq!(
-        l.handle_grant(&other_ns, false, 1),
-        GrantOutcome::Refused(GrantRefusal::WrongNamespace)
-    );
-    assert_eq!(
-        l.handle_grant(&other_inc, false, 1),
-        GrantOutcome::Refused(GrantRefusal::WrongIncarnation)
-    );
-    assert_eq!(
-        l.handle_grant(&never, false, 1),
-        GrantOutcome::Refused(GrantRefusal::Unsolicited)
-    );
-    assert_eq!(
-        l.handle_grant(&unnumbered, false, 1),
-        GrantOutcome::Refused(GrantRefusal::Unsolicited)
-    );
-    assert_eq!(
-        l.handle_grant(&short, false, 1),
-        GrantOutcome::Refused(GrantRefusal::WrongCount)
+        l.handle_reply(other_ticket, &granted(good, false), 1),
+        Handled::NotOurs(GrantRefusal::WrongTicket)
     );
     assert_eq!(
         l.next_id(),
         Err(IssueError::Unavailable),
         "nothing was installed"
     );
-    assert_eq!(l.handle_grant(&good, false, 1), GrantOutcome::Installed);
+    assert_eq!(
+        l.handle_reply(out.ticket, &granted(good, false), 1),
+        Handled::Installed
+    );
     let moved = Grant {
         range: Range::with_count(50, 10).unwrap(),
         ..good
     };
     assert_eq!(
-        l.handle_grant(&moved, true, 2),
-        GrantOutcome::Refused(GrantRefusal::Mismatch)
+        l.handle_reply(out.ticket, &granted(moved, true), 2),
+        Handled::NotOurs(GrantRefusal::Mismatch)
     );
-    assert_eq!(l.stats().grants_refused, 6);
+    assert_eq!(l.stats(0).grants_refused, 7);
     assert_eq!(l.next_id(), Ok(1));
 }
 
@@ -183,10 +335,13 @@ fn transport_failure_backs_off_then_retries_same_id() {
     c.retry_initial_ms = 100;
     c.retry_max_ms = 400;
     let mut l = lease(c);
-    let out = l.poll_request(0).unwrap();
+    let mut out = send(&mut l, 0).unwrap();
     let mut at = 0;
     for attempt in 1..=5u32 {
-        l.handle_error(&out.request.request_id, Failure::Transport, at);
+        assert_eq!(
+            l.handle_reply(out.ticket, &Reply::no_answer(), at),
+            Handled::WillRetry
+        );
         let due = l.next_deadline().unwrap();
         let cap = (100u64 << (attempt - 1)).min(400);
         assert!(
@@ -194,46 +349,90 @@ fn transport_failure_backs_off_then_retries_same_id() {
             "attempt {attempt}: waited {}",
             due - at
         );
-        assert_eq!(l.poll_request(due - 1), None);
-        let again = l.poll_request(due).unwrap();
-        assert_eq!((again.request, again.attempt), (out.request, attempt));
+        assert_eq!(send(&mut l, due - 1), None);
+        let again = send(&mut l, due).unwrap();
+        assert_eq!(
+            (again.request, again.ticket.attempt),
+            (out.request, attempt)
+        );
+        out = again;
         at = due;
     }
+    assert!(matches!(
+        l.last_failure(),
+        Some(Reply::Transient(Transient {
+            kind: TransientKind::NoAnswer,
+            ..
+        }))
+    ));
 }
 
 #[test]
 fn unavailable_waits_at_least_retry_after() {
     let mut l = lease(config());
-    let out = l.poll_request(0).unwrap();
-    let failure = Failure::Refused {
-        code: ErrorCode::Unavailable,
-        remaining: None,
-        retry_after_ms: Some(5_000),
-    };
-    l.handle_error(&out.request.request_id, failure, 10);
+    let out = send(&mut l, 0).unwrap();
+    let busy = refusal(ErrorCode::Unavailable, None, Some(5_000));
+    assert_eq!(l.handle_reply(out.ticket, &busy, 10), Handled::WillRetry);
     assert_eq!(l.next_deadline(), Some(5_010));
     assert_eq!(l.next_id(), Err(IssueError::Unavailable));
+    assert_eq!(l.last_failure(), Some(&busy));
+}
+
+#[test]
+fn an_expired_token_is_retried_once_with_fresh_credentials() {
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    let expired = refusal(ErrorCode::Unauthenticated, None, None);
+    assert_eq!(l.handle_reply(out.ticket, &expired, 1), Handled::WillRetry);
+    let again = send(&mut l, 1).unwrap();
+    assert!(again.fresh_credentials);
+    assert_eq!((again.request, again.ticket.attempt), (out.request, 1));
+    // Refused again with fresh credentials: final.
+    assert_eq!(l.handle_reply(again.ticket, &expired, 2), Handled::Stopped);
+    let code = ReplyCode::Known(ErrorCode::Unauthenticated);
+    assert_eq!(l.phase(), Phase::Failed(code));
+    assert_eq!(l.next_id(), Err(IssueError::Failed(code)));
+    assert!(l.next_id().unwrap_err().is_final());
+    assert_eq!(l.next_id().unwrap_err().client_code(), "unauthenticated");
+}
+
+#[test]
+fn a_fresh_token_that_works_keeps_the_generator_going() {
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    let expired = refusal(ErrorCode::Unauthenticated, None, None);
+    l.handle_reply(out.ticket, &expired, 1);
+    let again = send(&mut l, 1).unwrap();
+    assert_eq!(answer(&mut l, &again, 1, 2), Handled::Installed);
+    assert_eq!(l.last_failure(), None, "a grant clears the last failure");
+    // Later, the token expires again: one more fresh try is allowed.
+    for _ in 0..6 {
+        l.next_id().unwrap();
+    }
+    let next = send(&mut l, 3).unwrap();
+    assert!(!next.fresh_credentials);
+    assert_eq!(l.handle_reply(next.ticket, &expired, 4), Handled::WillRetry);
+    assert!(send(&mut l, 4).unwrap().fresh_credentials);
 }
 
 #[test]
 fn exhaustion_asks_for_the_rest_then_stops_without_wrapping() {
     let mut l = lease(config());
-    let out = l.poll_request(0).unwrap();
-    let exhausted = |remaining| Failure::Refused {
-        code: ErrorCode::NamespaceExhausted,
-        remaining: Some(remaining),
-        retry_after_ms: None,
-    };
-    l.handle_error(&out.request.request_id, exhausted(3), 1);
-    let rest = l.poll_request(1).unwrap();
+    let out = send(&mut l, 0).unwrap();
+    let exhausted = refusal(ErrorCode::NamespaceExhausted, Some(3), None);
+    assert_eq!(
+        l.handle_reply(out.ticket, &exhausted, 1),
+        Handled::WillRetry
+    );
+    let rest = send(&mut l, 1).unwrap();
     assert_eq!(rest.request.count, 3, "asks for exactly what remains");
     assert_ne!(
         rest.request.request_id, out.request.request_id,
         "a new count needs a new id"
     );
-    l.handle_grant(&grant_for(&rest, u64::MAX - 2), false, 2);
+    answer(&mut l, &rest, u64::MAX - 2, 2);
     assert_eq!(drain(&mut l), ([u64::MAX - 2, u64::MAX], 3));
-    assert_eq!(l.poll_request(3), None);
+    assert_eq!(send(&mut l, 3), None);
     assert_eq!(l.phase(), Phase::Exhausted);
     assert_eq!(l.next_id(), Err(IssueError::Exhausted));
     assert_eq!(l.take(5), Err(IssueError::Exhausted));
@@ -242,15 +441,11 @@ fn exhaustion_asks_for_the_rest_then_stops_without_wrapping() {
 #[test]
 fn exhausted_at_zero_is_final() {
     let mut l = lease(config());
-    let out = l.poll_request(0).unwrap();
-    let failure = Failure::Refused {
-        code: ErrorCode::NamespaceExhausted,
-        remaining: Some(0),
-        retry_after_ms: None,
-    };
-    l.handle_error(&out.request.request_id, failure, 1);
+    let out = send(&mut l, 0).unwrap();
+    let none_left = refusal(ErrorCode::NamespaceExhausted, Some(0), None);
+    assert_eq!(l.handle_reply(out.ticket, &none_left, 1), Handled::Stopped);
     assert_eq!(l.phase(), Phase::Exhausted);
-    assert_eq!(l.poll_request(100), None);
+    assert_eq!(send(&mut l, 100), None);
     assert_eq!(l.next_deadline(), None);
     assert_eq!(l.next_id(), Err(IssueError::Exhausted));
 }
@@ -258,60 +453,128 @@ fn exhausted_at_zero_is_final() {
 #[test]
 fn frozen_keeps_asking_and_thaws_on_a_grant() {
     let mut l = lease(config());
-    let out = l.poll_request(0).unwrap();
-    let frozen = Failure::Refused {
-        code: ErrorCode::NamespaceFrozen,
-        remaining: None,
-        retry_after_ms: None,
-    };
-    l.handle_error(&out.request.request_id, frozen, 1);
+    let out = send(&mut l, 0).unwrap();
+    let frozen = refusal(ErrorCode::NamespaceFrozen, None, None);
+    assert_eq!(l.handle_reply(out.ticket, &frozen, 1), Handled::WillRetry);
     assert_eq!(l.next_id(), Err(IssueError::Frozen));
+    assert!(!l.next_id().unwrap_err().is_final());
     let due = l.next_deadline().unwrap();
-    let again = l.poll_request(due).unwrap();
+    let again = send(&mut l, due).unwrap();
     assert_eq!(again.request, out.request);
-    l.handle_grant(&grant_for(&again, 40), false, due + 1);
+    answer(&mut l, &again, 40, due + 1);
     assert_eq!(l.next_id(), Ok(40));
 }
 
 #[test]
-fn fatal_codes_stop_requests_but_installed_ids_still_issue() {
+fn final_codes_stop_requests_but_installed_ids_still_issue() {
     let mut l = lease(config());
-    let out = l.poll_request(0).unwrap();
-    l.handle_grant(&grant_for(&out, 1), false, 1);
+    let out = send(&mut l, 0).unwrap();
+    answer(&mut l, &out, 1, 1);
     for _ in 0..6 {
         l.next_id().unwrap();
     }
-    let out2 = l.poll_request(2).unwrap();
-    let denied = Failure::Refused {
-        code: ErrorCode::Unauthenticated,
-        remaining: None,
-        retry_after_ms: None,
-    };
-    l.handle_error(&out2.request.request_id, denied, 3);
-    assert_eq!(l.phase(), Phase::Failed(ErrorCode::Unauthenticated));
-    assert_eq!(l.poll_request(10_000), None);
+    let out2 = send(&mut l, 2).unwrap();
+    let denied = refusal(ErrorCode::Forbidden, None, None);
+    assert_eq!(l.handle_reply(out2.ticket, &denied, 3), Handled::Stopped);
+    let code = ReplyCode::Known(ErrorCode::Forbidden);
+    assert_eq!(l.phase(), Phase::Failed(code));
+    assert_eq!(send(&mut l, 10_000), None);
     assert_eq!(drain(&mut l), ([7, 10], 4));
-    assert_eq!(
-        l.next_id(),
-        Err(IssueError::Failed(ErrorCode::Unauthenticated))
-    );
+    assert_eq!(l.next_id(), Err(IssueError::Failed(code)));
 }
 
 #[test]
-fn errors_for_unknown_requests_change_nothing() {
-    let mut l = lease(config());
-    let out = l.poll_request(0).unwrap();
-    let denied = Failure::Refused {
-        code: ErrorCode::Forbidden,
-        remaining: None,
-        retry_after_ms: None,
+fn an_unknown_code_is_final_on_4xx_and_retried_on_5xx() {
+    let unknown = |status| {
+        Reply::Refused(Refused {
+            code: ReplyCode::Unknown(crate::names::CodeText::new("brand_new").unwrap()),
+            status,
+            message: Message::new("m"),
+            remaining: None,
+            retry_after_ms: Some(300),
+        })
     };
-    l.handle_error(&RequestId::numbered(42), denied, 1);
-    l.handle_error(&RequestId::new("zz").unwrap(), denied, 1);
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    assert_eq!(
+        l.handle_reply(out.ticket, &unknown(503), 0),
+        Handled::WillRetry
+    );
+    assert!(l.next_deadline().unwrap() >= 300);
+    let again = send(&mut l, 300).unwrap();
+    assert_eq!(
+        l.handle_reply(again.ticket, &unknown(409), 301),
+        Handled::Stopped
+    );
+    let e = l.next_id().unwrap_err();
+    assert_eq!((e.client_code(), e.is_final()), ("refused", true));
+}
+
+#[test]
+fn failures_for_unknown_requests_change_nothing() {
+    let mut l = lease(config());
+    send(&mut l, 0).unwrap();
+    let denied = refusal(ErrorCode::Forbidden, None, None);
+    assert_eq!(
+        l.handle_reply(
+            Ticket {
+                request: 42,
+                attempt: 0
+            },
+            &denied,
+            1
+        ),
+        Handled::Stale
+    );
+    assert_eq!(
+        l.handle_reply(
+            Ticket {
+                request: 1,
+                attempt: 3
+            },
+            &denied,
+            1
+        ),
+        Handled::Stale
+    );
     assert_eq!(l.phase(), Phase::Running);
     assert_eq!(l.next_deadline(), Some(2_000));
     assert_eq!(l.outstanding(), 1);
-    let _ = out;
+}
+
+#[test]
+fn an_unanswered_request_is_given_up_before_any_retention_could_forget_it() {
+    let mut c = config();
+    c.request_timeout_ms = 60_000;
+    let mut l = lease(c);
+    let out = send(&mut l, 0).unwrap();
+    let mut now = 0;
+    let mut sent = vec![out.ticket];
+    while now < MAX_REQUEST_AGE_MS {
+        now = l.next_deadline().unwrap();
+        sent.extend(send(&mut l, now).map(|o| o.ticket));
+    }
+    assert_eq!(sent.len(), 11, "{sent:?}");
+    assert_eq!(
+        sent[9],
+        Ticket {
+            request: 1,
+            attempt: 9
+        }
+    );
+    assert_eq!(
+        sent[10],
+        Ticket {
+            request: 2,
+            attempt: 0
+        },
+        "a new request replaces it"
+    );
+    assert_eq!(l.stats(0).requests_expired, 1);
+    assert_eq!(l.requests.slot(1), None, "r1 is never sent again");
+    // Its grant, should it come after all, is not installed.
+    assert_eq!(answer(&mut l, &out, 1, now), Handled::Duplicate);
+    assert_eq!(l.next_id(), Err(IssueError::Unavailable));
 }
 
 #[test]
@@ -319,12 +582,12 @@ fn take_is_contiguous_from_one_range_and_short_at_its_end() {
     let mut c = config();
     c.max_outstanding = 2;
     let mut l = lease(c);
-    let a = l.poll_request(0).unwrap();
-    l.handle_grant(&grant_for(&a, 1), false, 1);
+    let a = send(&mut l, 0).unwrap();
+    answer(&mut l, &a, 1, 1);
     assert_eq!(l.take(0), Err(IssueError::EmptyBatch));
     assert_eq!(l.take(5), Ok(Range::new(1, 6).unwrap()));
-    let b = l.poll_request(2).unwrap();
-    l.handle_grant(&grant_for(&b, 101), false, 3);
+    let b = send(&mut l, 2).unwrap();
+    answer(&mut l, &b, 101, 3);
     assert_eq!(
         l.take(100),
         Ok(Range::new(6, 11).unwrap()),
@@ -335,8 +598,32 @@ fn take_is_contiguous_from_one_range_and_short_at_its_end() {
         Ok(Range::new(101, 104).unwrap()),
         "then moves on"
     );
-    assert_eq!(l.stats().issued, 13);
+    assert_eq!(l.stats(0).issued, 13);
     assert_eq!(b.request.count, 10);
+}
+
+#[test]
+fn lent_blocks_count_as_returned_only_once_the_driver_moves_on() {
+    let mut c = config();
+    c.max_outstanding = 2;
+    c.max_count = 10;
+    let mut l = lease(c);
+    let a = send(&mut l, 0).unwrap();
+    answer(&mut l, &a, 1, 1);
+    assert_eq!(l.lend(4), Ok(Range::new(1, 5).unwrap()));
+    assert_eq!(l.stats(4).issued, 0, "nothing returned yet");
+    assert_eq!(l.stats(3).issued, 1, "the driver returned 1 of 4");
+    assert_eq!(l.stats(3).available, 6 + 3);
+    // A batch continues the lent block contiguously, in the same range.
+    assert_eq!(l.take_more(100), Some(Range::new(5, 11).unwrap()));
+    assert_eq!(l.stats(0).issued, 10);
+    assert_eq!(l.take_more(1), None, "never from another range");
+    let b = send(&mut l, 2).unwrap();
+    answer(&mut l, &b, 501, 3);
+    assert_eq!(l.lend(100), Ok(Range::new(501, 511).unwrap()));
+    assert_eq!(l.close_with_unused(7), 7);
+    let s = l.stats(0);
+    assert_eq!((s.issued, s.abandoned), (13, 7));
 }
 
 #[test]
@@ -344,24 +631,21 @@ fn close_reports_and_abandons_the_tail() {
     let mut c = config();
     c.max_outstanding = 3;
     let mut l = lease(c);
-    let a = l.poll_request(0).unwrap();
-    l.handle_grant(&grant_for(&a, 1), false, 1);
+    let a = send(&mut l, 0).unwrap();
+    answer(&mut l, &a, 1, 1);
     assert_eq!(l.take(5).map(|r| r.count()), Ok(5));
-    let b = l.poll_request(2).unwrap();
-    l.handle_grant(&grant_for(&b, 101), false, 3);
+    let b = send(&mut l, 2).unwrap();
+    answer(&mut l, &b, 101, 3);
     assert_eq!(l.take(6).map(|r| r.count()), Ok(5));
     assert_eq!(l.take(5).map(|r| r.start()), Ok(101));
-    let late = l.poll_request(4).unwrap();
+    let late = send(&mut l, 4).unwrap();
     assert_eq!(l.close(), 5);
     assert_eq!(l.close(), 0);
     assert_eq!(l.next_id(), Err(IssueError::Closed));
-    assert_eq!(
-        l.handle_grant(&grant_for(&late, 201), false, 2),
-        GrantOutcome::Duplicate
-    );
+    assert_eq!(answer(&mut l, &late, 201, 2), Handled::Duplicate);
     assert_eq!(l.next_id(), Err(IssueError::Closed));
-    assert_eq!(l.poll_request(5_000), None);
-    assert_eq!(l.stats().abandoned, 5 + late.request.count);
+    assert_eq!(send(&mut l, 5_000), None);
+    assert_eq!(l.stats(0).abandoned, 5 + late.request.count);
 }
 
 #[test]
@@ -369,11 +653,10 @@ fn never_more_than_max_outstanding() {
     let mut c = config();
     c.max_outstanding = MAX_OUTSTANDING;
     c.min_count = 1;
-    c.initial_count = 1;
     let mut l = lease(c);
     let mut sent = 0;
     for now in 0..50 {
-        while l.poll_request(now).is_some() {
+        while send(&mut l, now).is_some() {
             sent += 1;
         }
         assert!(l.outstanding() <= MAX_OUTSTANDING);
@@ -385,7 +668,6 @@ fn never_more_than_max_outstanding() {
 fn requests_are_sized_from_the_measured_rate() {
     let mut c = LeaseConfig::new(ns());
     c.min_count = 100;
-    c.initial_count = 100;
     c.max_count = 1_000_000;
     c.target_lifetime_ms = 1_000;
     c.prefetch_lead_ms = 200;
@@ -398,13 +680,13 @@ fn requests_are_sized_from_the_measured_rate() {
         for _ in 0..50 {
             let _ = l.next_id();
         }
-        while let Some(out) = l.poll_request(now) {
+        while let Some(out) = send(&mut l, now) {
             sizes[asked % 64] = out.request.count;
             asked += 1;
             match decide(&state, None, &out.request) {
                 Ok(Decision::New { grant, state: next }) => {
                     state = next;
-                    l.handle_grant(&grant, false, now);
+                    l.handle_reply(out.ticket, &granted(grant, false), now);
                 }
                 other => panic!("{other:?}"),
             }
@@ -416,7 +698,7 @@ fn requests_are_sized_from_the_measured_rate() {
         "a 1 s range at 50k/s, got {last}"
     );
     assert!(asked < 20, "few requests once sized: {asked}");
-    assert!(l.stats().starved < 2_000, "starved {}", l.stats().starved);
+    assert!(l.stats(0).starved < 2_000, "starved {}", l.stats(0).starved);
     assert!((45_000..=55_000).contains(&l.rate()), "rate {}", l.rate());
 }
 
@@ -424,55 +706,138 @@ fn requests_are_sized_from_the_measured_rate() {
 fn config_is_checked() {
     let base = config();
     let bad = [
-        LeaseConfig {
-            min_count: 0,
-            ..base
-        },
-        LeaseConfig {
-            min_count: 2_000,
-            ..base
-        },
-        LeaseConfig {
-            initial_count: 5,
-            ..base
-        },
-        LeaseConfig {
-            max_outstanding: 0,
-            ..base
-        },
-        LeaseConfig {
-            max_outstanding: MAX_OUTSTANDING + 1,
-            ..base
-        },
-        LeaseConfig {
-            request_timeout_ms: 0,
-            ..base
-        },
-        LeaseConfig {
-            retry_initial_ms: 5_000,
-            retry_max_ms: 10,
-            ..base
-        },
+        (
+            LeaseConfig {
+                min_count: 0,
+                ..base
+            },
+            OptionName::MinRangeSize,
+        ),
+        (
+            LeaseConfig {
+                max_count: MAX_RANGE + 1,
+                ..base
+            },
+            OptionName::MaxRangeSize,
+        ),
+        (
+            LeaseConfig {
+                max_outstanding: 0,
+                ..base
+            },
+            OptionName::MaxOutstanding,
+        ),
+        (
+            LeaseConfig {
+                max_outstanding: MAX_OUTSTANDING + 1,
+                ..base
+            },
+            OptionName::MaxOutstanding,
+        ),
+        (
+            LeaseConfig {
+                request_timeout_ms: 0,
+                ..base
+            },
+            OptionName::RequestTimeoutMs,
+        ),
     ];
-    let expected = [
-        LeaseConfigError::ZeroMinCount,
-        LeaseConfigError::MinAboveMax,
-        LeaseConfigError::InitialOutOfBounds,
-        LeaseConfigError::Outstanding,
-        LeaseConfigError::Outstanding,
-        LeaseConfigError::ZeroTime,
-        LeaseConfigError::RetryBounds,
-    ];
-    for (c, e) in bad.into_iter().zip(expected) {
-        assert_eq!(Lease::new(c, [0; 16], 0).err(), Some(e));
+    for (c, option) in bad {
+        assert!(
+            matches!(Lease::new(c, [0; 16], 0).err(), Some(ConfigError::OutOfBounds { option: o, .. }) if o == option),
+            "{option:?}"
+        );
     }
+    let above = LeaseConfig {
+        min_count: 2_000,
+        ..base
+    };
+    assert_eq!(
+        Lease::new(above, [0; 16], 0).err(),
+        Some(ConfigError::MinAboveMax)
+    );
+    let retry = LeaseConfig {
+        retry_initial_ms: 5_000,
+        retry_max_ms: 10,
+        ..base
+    };
+    assert_eq!(
+        Lease::new(retry, [0; 16], 0).err(),
+        Some(ConfigError::RetryBounds)
+    );
+}
+
+#[test]
+fn options_are_checked_by_name_and_build_a_config() {
+    let mut o = LeaseOptions::default();
+    assert_eq!(o.config(), Err(ConfigError::MissingNamespace));
+    o.set("namespace", OptionValue::Text("orders")).unwrap();
+    let c = o.config().unwrap();
+    assert_eq!(
+        (c.lease.min_count, c.lease.max_count, c.deadline_ms),
+        (1_000, 1_000_000, 5_000)
+    );
+    o.set("rangeSize", OptionValue::Number(500.0)).unwrap();
+    o.set("retryInitialMs", OptionValue::Number(10.0)).unwrap();
+    o.set("retryMaxMs", OptionValue::Number(20.0)).unwrap();
+    o.set("deadlineMs", OptionValue::Number(100.0)).unwrap();
+    let c = o.config().unwrap();
+    assert_eq!((c.lease.min_count, c.lease.max_count), (500, 500));
+    assert_eq!(
+        (
+            c.lease.retry_initial_ms,
+            c.lease.retry_max_ms,
+            c.deadline_ms
+        ),
+        (10, 20, 100)
+    );
+    o.set("maxRangeSize", OptionValue::Number(9_000.0)).unwrap();
+    assert_eq!(o.config().unwrap().lease.max_count, 9_000);
+
+    let mut o = LeaseOptions::default();
+    o.set("namespace", OptionValue::Text("orders")).unwrap();
+    o.set("minRangeSize", OptionValue::Number(5_000_000.0))
+        .unwrap();
+    assert_eq!(
+        o.config().unwrap().lease.max_count,
+        5_000_000,
+        "max rises with an explicit min"
+    );
+    o.set("maxRangeSize", OptionValue::Number(10.0)).unwrap();
+    assert_eq!(o.config(), Err(ConfigError::MinAboveMax));
+
+    let mut o = LeaseOptions::default();
+    let refused = [
+        ("colour", OptionValue::Text("red")),
+        ("namespace", OptionValue::Text("Orders")),
+        ("namespace", OptionValue::Number(1.0)),
+        ("rangeSize", OptionValue::Number(0.0)),
+        ("rangeSize", OptionValue::Number(1.5)),
+        ("rangeSize", OptionValue::Number(f64::NAN)),
+        ("rangeSize", OptionValue::Text("10")),
+        ("rangeSize", OptionValue::Number(9.1e15)),
+        ("maxOutstanding", OptionValue::Number(9.0)),
+        ("deadlineMs", OptionValue::Number(-1.0)),
+        ("prefetchLeadMs", OptionValue::Other),
+    ];
+    for (name, value) in refused {
+        let e = o.set(name, value).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains(name), "{name}: {text}");
+    }
+    assert_eq!(
+        o,
+        LeaseOptions::default(),
+        "a refused option changes nothing"
+    );
+    o.set("prefetchLeadMs", OptionValue::Number(0.0)).unwrap();
 }
 
 #[test]
 fn the_last_u64_is_issued_once_and_nothing_wraps() {
     let mut l = lease(config());
-    let out = l.poll_request(0).unwrap();
-    l.handle_grant(&grant_for(&out, u64::MAX - 9), false, 1);
+    let out = send(&mut l, 0).unwrap();
+    answer(&mut l, &out, u64::MAX - 9, 1);
     assert_eq!(l.take(9), Ok(Range::with_count(u64::MAX - 9, 9).unwrap()));
     assert_eq!(l.next_id(), Ok(u64::MAX));
     assert_eq!(l.next_id(), Err(IssueError::Unavailable));
@@ -485,7 +850,6 @@ fn max_outstanding_is_honoured_and_every_grant_has_a_place() {
         let mut c = config();
         c.max_outstanding = max_outstanding;
         c.min_count = 10;
-        c.initial_count = 10;
         c.max_count = 10;
         c.prefetch_lead_ms = 100_000;
         let mut l = lease(c);
@@ -499,20 +863,17 @@ fn max_outstanding_is_honoured_and_every_grant_has_a_place() {
                 issued += 1;
             }
             let mut sent = 0;
-            while let Some(out) = l.poll_request(now) {
+            while let Some(out) = send(&mut l, now) {
                 sent += 1;
                 assert!(l.outstanding() <= max_outstanding);
-                assert_eq!(
-                    l.handle_grant(&grant_for(&out, next_start), false, now),
-                    GrantOutcome::Installed
-                );
+                assert_eq!(answer(&mut l, &out, next_start, now), Handled::Installed);
                 next_start += 10;
             }
             assert!(sent <= WAITING + 1, "sent {sent}");
         }
         assert!(l.rate() > 0);
         assert_eq!(
-            l.stats().abandoned,
+            l.stats(0).abandoned,
             0,
             "no grant was dropped for want of a place"
         );

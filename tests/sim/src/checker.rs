@@ -5,6 +5,8 @@
 //! in a range the authority durably committed to that engine's incarnation,
 //! must not have been issued before by anyone (the full set of issued IDs is
 //! kept, as coalesced intervals), and must never move a range's cursor back.
+//! The world also holds engines to one liveness rule, reported here: a
+//! retry never preempts an attempt that is still running.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -33,6 +35,16 @@ pub enum Violation {
         /// The incarnation that issued it.
         incarnation: String,
     },
+    /// An engine sent a retry while the attempt before it was still
+    /// running: neither failed nor timed out (the retry storm of issue 7).
+    PrematureRetry {
+        /// The retry's request number.
+        request: u64,
+        /// The retry's attempt number.
+        attempt: u32,
+        /// How long after the previous attempt it went out, in ms.
+        after_ms: u64,
+    },
     /// An engine issued an ID at or below one it issued before from the
     /// same range: its cursor went back.
     CursorReset {
@@ -56,6 +68,15 @@ impl fmt::Display for Violation {
                     "ID {id} is in no range committed to incarnation {incarnation}"
                 )
             }
+            Violation::PrematureRetry {
+                request,
+                attempt,
+                after_ms,
+            } => write!(
+                f,
+                "r{request} attempt {attempt} went out {after_ms} ms after the attempt before it, \
+                 which had neither failed nor timed out"
+            ),
             Violation::CursorReset { id, high } => {
                 write!(
                     f,

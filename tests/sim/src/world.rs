@@ -1,18 +1,31 @@
 //! `World`: generators, one authority and a faulty network on a simulated
 //! millisecond clock, all driven from one seed.
 //!
-//! The network drops requests, drops replies after the commit, duplicates
-//! and reorders replies. Generators restart (new incarnation, old range
-//! abandoned) or pause while a replacement runs, then resume with their old
-//! range. The authority restarts, losing what was not committed, is briefly
+//! Both sides run production's code: the authority decides with
+//! `rangeid_core::decide` and encodes every answer with the Worker's
+//! encoder (`rangeid_core::wire::HttpAnswer`); each generator is a core
+//! `Lease` driven the way the JS driver drives it: it carries out the
+//! engine's `Action`s, reads every answer with `Reply::from_http` and hands
+//! it back with its attempt's `Ticket`.
+//!
+//! The network drops requests, drops replies after the commit, duplicates,
+//! reorders and delays replies (some past the request timeout, while the
+//! retry is in flight), and mangles their bytes: a proxy's HTML error page,
+//! a truncated 200, fields and error codes this client does not know.
+//! Cancelled attempts sometimes report their abort and sometimes answer
+//! late anyway. Generators restart (new incarnation, old range abandoned)
+//! or pause while a replacement runs, then resume with their old range. The
+//! authority restarts, losing what was not committed, is briefly
 //! overloaded, and an operator freezes it and raises its floor.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
 use rangeid_core::authority::{GrantRequest, NamespaceConfig, NamespaceState, NamespaceStatus};
-use rangeid_core::lease::{Failure, IssueError, Lease, LeaseConfig};
-use rangeid_core::{ErrorCode, Namespace, Range};
+use rangeid_core::lease::{IssueError, Lease, LeaseConfig};
+use rangeid_core::reply::Capacity;
+use rangeid_core::wire::{ErrorReply, HttpAnswer};
+use rangeid_core::{Action, ErrorCode, Grant, GrantReply, Namespace, Range, Reply, Ticket};
 
 use crate::authority::{Answer, Authority, Bug};
 use crate::checker::{Checker, Violation};
@@ -39,6 +52,22 @@ pub struct Faults {
     pub freeze: u64,
     /// Per millisecond: an operator raises the floor a little.
     pub floor: u64,
+    /// Per reply: delivered after the request timeout, while its retry is
+    /// in flight.
+    pub slow_reply: u64,
+    /// Per reply: replaced by a proxy's `502` HTML page.
+    pub proxy_error: u64,
+    /// Per `200` reply: cut short.
+    pub truncate: u64,
+    /// Per reply: a field this client does not know is added.
+    pub unknown_field: u64,
+    /// Per `503` reply: its code becomes one this client does not know.
+    pub unknown_code: u64,
+    /// Per cancelled attempt: its abort is reported as a failure.
+    pub report_cancel: u64,
+    /// Per reply to a cancelled attempt: delivered anyway (a transport that
+    /// ignores the abort).
+    pub late_after_cancel: u64,
 }
 
 impl Default for Faults {
@@ -53,6 +82,37 @@ impl Default for Faults {
             overload: 20_000,
             freeze: 150,
             floor: 150,
+            slow_reply: 20_000,
+            proxy_error: 10_000,
+            truncate: 10_000,
+            unknown_field: 50_000,
+            unknown_code: 300_000,
+            report_cancel: 500_000,
+            late_after_cancel: 300_000,
+        }
+    }
+}
+
+impl Faults {
+    /// No faults at all.
+    pub fn none() -> Faults {
+        Faults {
+            drop_request: 0,
+            drop_reply: 0,
+            duplicate_reply: 0,
+            restart: 0,
+            pause: 0,
+            authority_restart: 0,
+            overload: 0,
+            freeze: 0,
+            floor: 0,
+            slow_reply: 0,
+            proxy_error: 0,
+            truncate: 0,
+            unknown_field: 0,
+            unknown_code: 0,
+            report_cancel: 0,
+            late_after_cancel: 0,
         }
     }
 }
@@ -76,6 +136,8 @@ pub struct Scenario {
     pub bug: Bug,
     /// Restarted generators reuse their old incarnation (a deliberate bug).
     pub reuse_incarnation: bool,
+    /// The network's usual one-way delay of a reply, in ms: `lo..hi`.
+    pub reply_delay_ms: (u64, u64),
 }
 
 impl Scenario {
@@ -105,6 +167,7 @@ impl Scenario {
             faults: Faults::default(),
             bug: Bug::None,
             reuse_incarnation: false,
+            reply_delay_ms: (1, 12),
         }
     }
 }
@@ -122,6 +185,16 @@ pub struct Report {
     pub requests: u64,
     /// Retries under the same request id.
     pub retries: u64,
+    /// The most attempts one request needed before it settled (0-based:
+    /// 1 means it was sent twice).
+    pub max_attempt: u32,
+    /// Attempts cancelled by their engine.
+    pub cancelled: u64,
+    /// Failures of superseded attempts that the engines ignored.
+    pub stale_ignored: u64,
+    /// Replies whose bytes the network mangled (HTML, truncated, unknown
+    /// fields or codes).
+    pub mangled: u64,
     /// Grants installed that the authority marked as replays.
     pub replays_installed: u64,
     /// Grants ignored as duplicates.
@@ -149,6 +222,8 @@ pub struct Report {
 enum Event {
     Request {
         slot: usize,
+        engine: u64,
+        ticket: Ticket,
         request: GrantRequest,
     },
     Commit {
@@ -156,17 +231,29 @@ enum Event {
     },
     Reply {
         slot: usize,
+        engine: u64,
+        ticket: Ticket,
+        /// The authority's epoch when the reply waits on the output gate.
         epoch: Option<u64>,
-        reply: Reply,
+        /// The grant whose commit the reply waits for, if any.
+        gate: Option<Grant>,
+        answer: Wire,
     },
     Thaw,
 }
 
-#[derive(Clone, Copy)]
-enum Reply {
-    Grant(rangeid_core::Grant, bool),
-    Error(rangeid_core::RequestId, Failure),
+/// What reaches a generator for one attempt.
+#[derive(Clone)]
+enum Wire {
+    /// An HTTP answer, as bytes.
+    Http(HttpAnswer),
+    /// The attempt failed without an answer (its abort, reported).
+    NoAnswer,
 }
+
+/// Retry-After is in seconds; the simulation's clock runs this many ms to
+/// one such second, so a Retry-After matters without stalling the run.
+const SIM_SECOND_MS: u64 = 5;
 
 struct Generator {
     lease: Lease,
@@ -175,8 +262,14 @@ struct Generator {
     engine: u64,
     per_ms: u64,
     paused_until: u64,
+    // Attempts in flight, and those cancelled.
+    live: BTreeSet<Ticket>,
+    cancelled: BTreeSet<Ticket>,
+    // Per request: its latest attempt, when it went out, and whether a
+    // failure of it was delivered (what justifies the next attempt).
+    latest: HashMap<u64, (u32, u64, bool)>,
     // Replies that arrived while paused, handed over on resume.
-    inbox: Vec<Reply>,
+    inbox: Vec<(Ticket, Wire)>,
 }
 
 /// The simulated world. Build with [`World::new`], run with [`World::run`].
@@ -203,7 +296,6 @@ const TIME_LIMIT_MS: u64 = 60_000;
 fn lease_config(namespace: Namespace) -> LeaseConfig {
     let mut c = LeaseConfig::new(namespace);
     c.min_count = 8;
-    c.initial_count = 16;
     c.max_count = 400;
     c.target_lifetime_ms = 40;
     c.prefetch_lead_ms = 10;
@@ -278,10 +370,11 @@ impl World {
         }
         for g in &mut self.gens {
             self.report.abandoned += g.lease.close();
-            let s = g.lease.stats();
+            let s = g.lease.stats(0);
             self.report.replays_installed += s.replays_installed;
             self.report.duplicates_ignored += s.duplicates_ignored;
             self.report.grants_refused += s.grants_refused;
+            self.report.stale_ignored += s.stale_ignored;
         }
         self.checker.finish()?;
         self.report.ids = self.checker.issued();
@@ -301,6 +394,9 @@ impl World {
             engine: self.engines,
             per_ms: self.rng.between(1, 40),
             paused_until: 0,
+            live: BTreeSet::new(),
+            cancelled: BTreeSet::new(),
+            latest: HashMap::new(),
             inbox: Vec::new(),
         }
     }
@@ -328,7 +424,12 @@ impl World {
                 continue;
             };
             match event {
-                Event::Request { slot, request } => self.authority_receives(slot, request)?,
+                Event::Request {
+                    slot,
+                    engine,
+                    ticket,
+                    request,
+                } => self.authority_receives(slot, engine, ticket, request)?,
                 Event::Commit { epoch } => {
                     if epoch == self.authority.epoch() {
                         if let Some(grant) = self.authority.commit_one() {
@@ -344,14 +445,31 @@ impl World {
                         }
                     }
                 }
-                Event::Reply { slot, epoch, reply } => match (epoch, reply) {
+                Event::Reply {
+                    slot,
+                    engine,
+                    ticket,
+                    epoch,
+                    gate,
+                    answer,
+                } => match (epoch, gate) {
                     // The output gate: a grant's reply leaves once it is
                     // durable, and never if the authority lost it.
                     (Some(e), _) if e != self.authority.epoch() => {}
-                    (Some(_), Reply::Grant(grant, _)) if !self.authority.is_committed(&grant) => {
-                        self.schedule(1, Event::Reply { slot, epoch, reply });
+                    (Some(_), Some(g)) if !self.authority.is_committed(&g) => {
+                        self.schedule(
+                            1,
+                            Event::Reply {
+                                slot,
+                                engine,
+                                ticket,
+                                epoch,
+                                gate,
+                                answer,
+                            },
+                        );
                     }
-                    _ => self.generator_receives(slot, reply),
+                    _ => self.generator_receives(slot, engine, ticket, answer),
                 },
                 Event::Thaw => {
                     self.authority
@@ -365,86 +483,262 @@ impl World {
         Ok(())
     }
 
-    fn authority_receives(&mut self, slot: usize, request: GrantRequest) -> Result<(), Violation> {
+    fn authority_receives(
+        &mut self,
+        slot: usize,
+        engine: u64,
+        ticket: Ticket,
+        request: GrantRequest,
+    ) -> Result<(), Violation> {
         if self.now < self.down_until {
             return Ok(());
         }
         let f = self.scenario.faults;
         if self.rng.chance(f.overload) {
-            let failure = Failure::Refused {
-                code: ErrorCode::Unavailable,
-                remaining: None,
-                retry_after_ms: Some(5),
-            };
-            self.send_reply(slot, None, Reply::Error(request.request_id, failure), 0);
+            let busy = ErrorReply::new(ErrorCode::Unavailable, "the authority is overloaded");
+            let answer = HttpAnswer::error(&busy);
+            self.send_reply(slot, engine, ticket, (None, None), answer, 0);
             return Ok(());
         }
         match self.authority.handle(&request) {
             Answer::Grant(grant, replayed) => {
+                let reply = GrantReply {
+                    grant,
+                    replayed,
+                    capacity: Capacity::default(),
+                };
+                let answer = HttpAnswer::grant(&reply);
                 let commit_delay = self.rng.between(1, 6);
                 if !replayed {
                     let epoch = self.authority.epoch();
                     self.schedule(commit_delay, Event::Commit { epoch });
                 }
                 if self.authority.replies_early() {
-                    self.send_reply(slot, None, Reply::Grant(grant, replayed), 0);
+                    self.send_reply(slot, engine, ticket, (None, None), answer, 0);
                 } else {
-                    let epoch = Some(self.authority.epoch());
-                    self.send_reply(slot, epoch, Reply::Grant(grant, replayed), commit_delay);
+                    let gate = (Some(self.authority.epoch()), Some(grant));
+                    self.send_reply(slot, engine, ticket, gate, answer, commit_delay);
                 }
             }
             Answer::Refused(refusal) => {
-                let remaining = match refusal {
-                    rangeid_core::Refusal::Exhausted { remaining } => Some(remaining),
-                    _ => None,
-                };
-                let failure = Failure::Refused {
-                    code: refusal.code(),
-                    remaining,
-                    retry_after_ms: None,
-                };
-                self.send_reply(slot, None, Reply::Error(request.request_id, failure), 0);
+                let answer = HttpAnswer::refusal(&refusal);
+                self.send_reply(slot, engine, ticket, (None, None), answer, 0);
             }
         }
         Ok(())
     }
 
-    fn send_reply(&mut self, slot: usize, epoch: Option<u64>, reply: Reply, after: u64) {
+    /// Puts an answer on the network, which may lose, delay, duplicate or
+    /// mangle it.
+    fn send_reply(
+        &mut self,
+        slot: usize,
+        engine: u64,
+        ticket: Ticket,
+        (epoch, gate): (Option<u64>, Option<Grant>),
+        answer: HttpAnswer,
+        after: u64,
+    ) {
         let f = self.scenario.faults;
         if self.rng.chance(f.drop_reply) {
             self.report.dropped += 1;
             self.note(|| format!("network drops the reply to generator {slot}"));
             return;
         }
-        let delay = after + self.rng.between(1, 12);
-        self.schedule(delay, Event::Reply { slot, epoch, reply });
+        let answer = self.mangle(answer);
+        let (lo, hi) = self.scenario.reply_delay_ms;
+        let mut delay = after + self.rng.between(lo, hi);
+        if self.rng.chance(f.slow_reply) {
+            // Outlives the request timeout: the retry goes out meanwhile.
+            delay += self.rng.between(25, 80);
+        }
+        let event = |answer| Event::Reply {
+            slot,
+            engine,
+            ticket,
+            epoch,
+            gate,
+            answer,
+        };
+        self.schedule(delay, event(Wire::Http(answer.clone())));
         if self.rng.chance(f.duplicate_reply) {
             self.report.duplicated += 1;
             self.note(|| format!("network will deliver the reply to generator {slot} twice"));
             let again = after + self.rng.between(1, 40);
-            self.schedule(again, Event::Reply { slot, epoch, reply });
+            self.schedule(again, event(Wire::Http(answer)));
         }
     }
 
-    fn generator_receives(&mut self, slot: usize, reply: Reply) {
+    /// What a faulty network and proxies do to an answer's bytes.
+    fn mangle(&mut self, mut answer: HttpAnswer) -> HttpAnswer {
+        let f = self.scenario.faults;
+        let before = self.report.mangled;
+        if self.rng.chance(f.proxy_error) {
+            answer = HttpAnswer {
+                status: 502,
+                retry_after_secs: None,
+                body: b"<html><body><h1>502 Bad Gateway</h1></body></html>".to_vec(),
+            };
+            self.report.mangled += 1;
+        }
+        if answer.status == 200 && self.rng.chance(f.truncate) {
+            let keep = self.rng.between(0, answer.body.len() as u64) as usize;
+            answer.body.truncate(keep);
+            self.report.mangled += 1;
+        }
+        if answer.body.first() == Some(&b'{') && self.rng.chance(f.unknown_field) {
+            let field = br#"{"fromTheFuture":{"list":[1,"two",null,{"x":1.5e3}]},"#;
+            answer.body.splice(0..1, field.iter().copied());
+            self.report.mangled += 1;
+        }
+        if answer.status == 503 && self.rng.chance(f.unknown_code) {
+            let text = String::from_utf8_lossy(&answer.body)
+                .replace("\"unavailable\"", "\"brand_new_busy\"");
+            answer.body = text.into_bytes();
+            self.report.mangled += 1;
+        }
+        if self.report.mangled != before {
+            self.note(|| {
+                format!(
+                    "network mangles a reply: {}",
+                    String::from_utf8_lossy(&answer.body)
+                )
+            });
+        }
+        answer
+    }
+
+    fn generator_receives(&mut self, slot: usize, engine: u64, ticket: Ticket, wire: Wire) {
         let now = self.now;
         let g = &mut self.gens[slot];
-        if now < g.paused_until {
-            g.inbox.push(reply);
+        if g.engine != engine {
+            // The engine that sent it is gone (restarted). A grant reaching
+            // the new one is refused as another incarnation's; failures are
+            // dropped with their engine.
+            let Wire::Http(answer) = wire else { return };
+            if answer.status == 200 {
+                let reply = from_wire(&Wire::Http(answer));
+                g.lease.handle_reply(ticket, &reply, now);
+            }
             return;
         }
-        match reply {
-            Reply::Grant(grant, replayed) => {
-                let outcome = g.lease.handle_grant(&grant, replayed, now);
-                let inc = short(g.lease.incarnation());
-                self.note(|| {
-                    format!(
-                        "generator {slot} ({inc}) gets {} (replayed: {replayed}): {outcome:?}",
-                        grant.range
-                    )
-                });
+        if now < g.paused_until {
+            g.inbox.push((ticket, wire));
+            return;
+        }
+        if g.cancelled.contains(&ticket) {
+            // A transport that honours the abort drops the answer; one
+            // that ignores it delivers it late.
+            let late = matches!(wire, Wire::Http(_))
+                && self.rng.chance(self.scenario.faults.late_after_cancel);
+            if !late {
+                return;
             }
-            Reply::Error(id, failure) => g.lease.handle_error(&id, failure, now),
+        } else {
+            g.live.remove(&ticket);
+        }
+        let reply = from_wire(&wire);
+        if !matches!(reply, Reply::Grant(_)) {
+            if let Some(latest) = g.latest.get_mut(&ticket.request) {
+                if latest.0 == ticket.attempt {
+                    latest.2 = true;
+                }
+            }
+        }
+        let handled = g.lease.handle_reply(ticket, &reply, now);
+        let inc = short(g.lease.incarnation());
+        self.note(|| {
+            format!(
+                "generator {slot} ({inc}) gets {} for {ticket:?}: {handled:?}",
+                describe(&reply)
+            )
+        });
+    }
+
+    /// Carries out every action the engine in `slot` wants now.
+    fn drive(&mut self, slot: usize) -> Result<(), Violation> {
+        let now = self.now;
+        let timeout = lease_config(self.namespace).request_timeout_ms;
+        while let Some(action) = self.gens[slot].lease.poll(now) {
+            match action {
+                Action::Cancel(upto) => self.cancel(slot, upto),
+                Action::Send(out) => {
+                    let t = out.ticket;
+                    let g = &mut self.gens[slot];
+                    if t.attempt > 0 {
+                        let (attempt, sent, failed) =
+                            g.latest.get(&t.request).copied().unwrap_or((0, 0, false));
+                        if attempt + 1 != t.attempt || !(failed || now >= sent + timeout) {
+                            return Err(Violation::PrematureRetry {
+                                request: t.request,
+                                attempt: t.attempt,
+                                after_ms: now - sent,
+                            });
+                        }
+                    }
+                    g.latest.insert(t.request, (t.attempt, now, false));
+                    self.report.requests += 1;
+                    self.report.max_attempt = self.report.max_attempt.max(out.ticket.attempt);
+                    if out.ticket.attempt > 0 {
+                        self.report.retries += 1;
+                        self.note(|| format!("generator {slot} retries {:?}", out.ticket));
+                    }
+                    self.gens[slot].live.insert(out.ticket);
+                    if self.rng.chance(self.scenario.faults.drop_request) {
+                        self.report.dropped += 1;
+                        self.note(|| {
+                            format!("network drops {:?} from generator {slot}", out.ticket)
+                        });
+                        continue;
+                    }
+                    let delay = self.rng.between(1, 8);
+                    let engine = self.gens[slot].engine;
+                    self.schedule(
+                        delay,
+                        Event::Request {
+                            slot,
+                            engine,
+                            ticket: out.ticket,
+                            request: out.request,
+                        },
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The driver's side of a cancellation: stop waiting for those
+    /// attempts, and sometimes report their abort as a failure (which the
+    /// engine must ignore).
+    fn cancel(&mut self, slot: usize, upto: Ticket) {
+        let g = &mut self.gens[slot];
+        let gone: Vec<Ticket> = g
+            .live
+            .iter()
+            .filter(|t| t.request == upto.request && t.attempt <= upto.attempt)
+            .copied()
+            .collect();
+        let engine = g.engine;
+        for t in gone {
+            let g = &mut self.gens[slot];
+            g.live.remove(&t);
+            g.cancelled.insert(t);
+            self.report.cancelled += 1;
+            if self.rng.chance(self.scenario.faults.report_cancel) {
+                let delay = self.rng.between(0, 3);
+                self.schedule(
+                    delay,
+                    Event::Reply {
+                        slot,
+                        engine,
+                        ticket: t,
+                        epoch: None,
+                        gate: None,
+                        answer: Wire::NoAnswer,
+                    },
+                );
+            }
         }
     }
 
@@ -454,8 +748,9 @@ impl World {
             return Ok(());
         }
         let inbox = std::mem::take(&mut self.gens[slot].inbox);
-        for reply in inbox {
-            self.generator_receives(slot, reply);
+        let engine = self.gens[slot].engine;
+        for (ticket, wire) in inbox {
+            self.generator_receives(slot, engine, ticket, wire);
         }
         let batchy = self.rng.chance(300_000);
         let mut want = self.rng.between(0, self.gens[slot].per_ms * 2 + 1);
@@ -498,36 +793,7 @@ impl World {
         }
         let due = g.lease.next_deadline().is_some_and(|d| d <= now);
         if g.lease.should_poll() || due {
-            while let Some(out) = self.gens[slot].lease.poll_request(now) {
-                self.report.requests += 1;
-                if out.attempt > 0 {
-                    self.report.retries += 1;
-                    self.note(|| {
-                        format!(
-                            "generator {slot} retries {} (attempt {})",
-                            out.request.request_id, out.attempt
-                        )
-                    });
-                }
-                if self.rng.chance(self.scenario.faults.drop_request) {
-                    self.report.dropped += 1;
-                    self.note(|| {
-                        format!(
-                            "network drops {} from generator {slot}",
-                            out.request.request_id
-                        )
-                    });
-                    continue;
-                }
-                let delay = self.rng.between(1, 8);
-                self.schedule(
-                    delay,
-                    Event::Request {
-                        slot,
-                        request: out.request,
-                    },
-                );
-            }
+            self.drive(slot)?;
         }
         Ok(())
     }
@@ -591,6 +857,26 @@ impl World {
                 s.raise_floor(floor).ok()
             });
         }
+    }
+}
+
+/// The engine's view of what reached it: production's classifier.
+fn from_wire(wire: &Wire) -> Reply {
+    match wire {
+        Wire::Http(a) => Reply::from_http(
+            a.status,
+            &a.body,
+            a.retry_after_secs.map(|s| u64::from(s) * SIM_SECOND_MS),
+        ),
+        Wire::NoAnswer => Reply::no_answer(),
+    }
+}
+
+fn describe(reply: &Reply) -> String {
+    match reply {
+        Reply::Grant(g) => format!("{} (replayed: {})", g.grant.range, g.replayed),
+        Reply::Refused(r) => format!("{} {}", r.status, r.code),
+        Reply::Transient(t) => format!("{:?} {:?}", t.kind, t.status),
     }
 }
 

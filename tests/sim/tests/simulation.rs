@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::thread;
 
-use rangeid_sim::{run_seed, Bug, Report, Scenario, Violation, World};
+use rangeid_sim::{run_seed, Bug, Faults, Report, Scenario, Violation, World};
 
 fn env(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
@@ -58,6 +58,10 @@ fn add(t: &mut Report, r: &Report) {
     t.millis += r.millis;
     t.requests += r.requests;
     t.retries += r.retries;
+    t.max_attempt = t.max_attempt.max(r.max_attempt);
+    t.cancelled += r.cancelled;
+    t.stale_ignored += r.stale_ignored;
+    t.mangled += r.mangled;
     t.replays_installed += r.replays_installed;
     t.duplicates_ignored += r.duplicates_ignored;
     t.grants_refused += r.grants_refused;
@@ -84,7 +88,8 @@ fn no_id_is_issued_twice_under_faults() {
     let (t, exhausted, failures) = run_many(seeds, |seed| Scenario::from_seed(seed, ids));
     println!(
         "simulation: {n} seeds, {} IDs checked, {} grants, {} requests ({} retries), \
-         {} dropped, {} duplicated, {} generator restarts, {} pauses, {} authority restarts, \
+         {} dropped, {} duplicated, {} mangled, {} attempts cancelled, {} stale failures ignored, \
+         {} generator restarts, {} pauses, {} authority restarts, \
          {} replays installed, {} duplicate grants ignored, {} foreign grants refused, \
          {} namespaces exhausted, {} IDs abandoned, in {:.1?}",
         t.ids,
@@ -93,6 +98,9 @@ fn no_id_is_issued_twice_under_faults() {
         t.retries,
         t.dropped,
         t.duplicated,
+        t.mangled,
+        t.cancelled,
+        t.stale_ignored,
         t.restarts,
         t.pauses,
         t.authority_restarts,
@@ -124,6 +132,9 @@ fn no_id_is_issued_twice_under_faults() {
         for (what, count) in [
             ("dropped messages", t.dropped),
             ("duplicated replies", t.duplicated),
+            ("mangled replies", t.mangled),
+            ("cancelled attempts", t.cancelled),
+            ("stale failures ignored", t.stale_ignored),
             ("generator restarts", t.restarts),
             ("pauses", t.pauses),
             ("authority restarts", t.authority_restarts),
@@ -186,5 +197,54 @@ fn catches_a_restart_that_reuses_its_incarnation() {
         failures.len(),
         failures[0].0,
         failures[0].1
+    );
+}
+
+/// A slow authority must not be starved by its own client (the retry storm
+/// of issue 7). Every answer takes longer than the first backoffs and
+/// usually arrives inside the request timeout; some are `503`s with a
+/// `Retry-After`; the driver reports every cancelled attempt's abort as a
+/// failure. Failures of superseded attempts must change nothing: were they
+/// to reschedule the attempt in flight, a retry would go out while the
+/// attempt before it is still running (the world fails the run with
+/// `PrematureRetry`), and answers would be cancelled before they arrive.
+#[test]
+fn a_slow_authority_is_not_starved_by_retries() {
+    let (t, _, failures) = run_many((0..200).collect(), |seed| {
+        let mut s = Scenario::from_seed(seed, 3_000);
+        s.faults = Faults {
+            report_cancel: 1_000_000,
+            late_after_cancel: 0,
+            overload: 50_000,
+            ..Faults::none()
+        };
+        s.reply_delay_ms = (15, 22);
+        s
+    });
+    assert!(failures.is_empty(), "{failures:?}");
+    let sends_per_grant = t.requests as f64 / t.grants as f64;
+    println!(
+        "slow authority: 200 seeds, {} IDs in {} simulated ms, {} grants, {} sends ({sends_per_grant:.2} per grant), \
+         {} retries, {} stale failures ignored, most attempts for one request: {}",
+        t.ids,
+        t.millis,
+        t.grants,
+        t.requests,
+        t.retries,
+        t.stale_ignored,
+        t.max_attempt + 1
+    );
+    assert!(
+        t.stale_ignored > 0,
+        "no superseded attempt failed: the drill proves nothing"
+    );
+    assert!(
+        sends_per_grant < 2.0,
+        "{sends_per_grant:.2} sends per grant"
+    );
+    assert!(
+        t.max_attempt < 6,
+        "a request was sent {} times",
+        t.max_attempt + 1
     );
 }

@@ -1,0 +1,761 @@
+//! `Lease`: one generator's state for one namespace, as a sans-IO engine,
+//! and the whole client half of the protocol.
+//!
+//! The driver loops over [`Lease::poll`] and carries out each [`Action`]:
+//! it sends an [`Outgoing`] attempt, or cancels attempts the engine no
+//! longer waits for. Whatever becomes of an attempt (an HTTP answer
+//! classified by [`crate::Reply::from_http`], or no answer at all) goes
+//! back through [`Lease::handle_reply`] with the attempt's [`Ticket`]. The
+//! driver wakes the engine at [`Lease::next_deadline`] and whenever
+//! [`Lease::should_poll`] says so. The engine never reads a clock: every
+//! input that depends on time carries `now`, a monotonic instant in
+//! milliseconds.
+//!
+//! Guaranteed, whatever the network does: an ID is issued at most once; it
+//! comes from a range granted to this incarnation for a request this engine
+//! made; a range is installed at most once, so a replayed or duplicated
+//! grant never resets a cursor; the engine never steps past a range's end
+//! and never wraps; a failure reported for a superseded attempt changes
+//! nothing; a grant from any attempt of a request still pending installs.
+//! Not guaranteed: any order between ranges, or that every ID of a range
+//! is issued (`close` reports the tail it abandons).
+
+use core::fmt;
+
+use crate::authority::GrantRequest;
+use crate::names::Incarnation;
+use crate::range::Range;
+use crate::reply::{Disposition, GrantReply, Reply, ReplyCode};
+
+mod config;
+mod requests;
+mod sizing;
+
+pub use config::{
+    ClientConfig, ConfigError, LeaseConfig, LeaseOptions, OptionName, OptionValue, MAX_DEADLINE_MS,
+    MAX_OUTSTANDING, MAX_RANGE, MAX_REQUEST_AGE_MS, MAX_TIME_MS,
+};
+pub use requests::{Action, Outgoing, Ticket};
+
+use requests::{request_id, Requests};
+use sizing::Sizing;
+
+/// Installed ranges waiting behind the current one, at most. A new request
+/// is made only while waiting ranges plus requests in flight stay below
+/// this, so every grant that arrives has a place.
+const WAITING: usize = 2 * MAX_OUTSTANDING;
+
+/// How many recent installs are remembered to check duplicate grants.
+const RECENT_INSTALLS: usize = 16;
+
+/// How many recent grant latencies the percentiles in [`Stats`] cover.
+const LATENCIES: usize = 64;
+
+/// Why no ID was issued. Nothing changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IssueError {
+    /// No range is ready yet; one is on its way or will be asked for.
+    Unavailable,
+    /// No range is ready and the authority refuses new ones while the
+    /// namespace is frozen; the engine keeps asking.
+    Frozen,
+    /// The namespace has no IDs left for this engine; final.
+    Exhausted,
+    /// The authority refused this engine for good (bad credentials, no such
+    /// namespace, a request conflict, a code this version does not know);
+    /// final.
+    Failed(ReplyCode),
+    /// The engine was closed; final.
+    Closed,
+    /// A batch of 0 IDs was asked for.
+    EmptyBatch,
+}
+
+impl IssueError {
+    /// Whether waiting cannot help: everything but `Unavailable` and
+    /// `Frozen` (and `EmptyBatch`, which is the caller's mistake).
+    pub const fn is_final(&self) -> bool {
+        !matches!(
+            self,
+            IssueError::Unavailable | IssueError::Frozen | IssueError::EmptyBatch
+        )
+    }
+
+    /// The code a JS caller sees: `unavailable`, `frozen`, `exhausted`,
+    /// `closed`, `invalid_request` for an empty batch, or the refusal's
+    /// [`ReplyCode::client_code`].
+    pub fn client_code(&self) -> &'static str {
+        match self {
+            IssueError::Unavailable => "unavailable",
+            IssueError::Frozen => "frozen",
+            IssueError::Exhausted => "exhausted",
+            IssueError::Failed(code) => code.client_code(),
+            IssueError::Closed => "closed",
+            IssueError::EmptyBatch => "invalid_request",
+        }
+    }
+}
+
+impl fmt::Display for IssueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IssueError::Unavailable => f.write_str("no ID is ready yet"),
+            IssueError::Frozen => f.write_str("the namespace is frozen"),
+            IssueError::Exhausted => f.write_str("the namespace is exhausted"),
+            IssueError::Failed(code) => write!(f, "the authority refused this generator: {code}"),
+            IssueError::Closed => f.write_str("the generator is closed"),
+            IssueError::EmptyBatch => f.write_str("a batch must ask for at least 1 ID"),
+        }
+    }
+}
+
+/// What became of an attempt's outcome handed to [`Lease::handle_reply`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handled {
+    /// A grant, installed: its IDs will be issued.
+    Installed,
+    /// A repeat of a grant already installed (or already settled); ignored.
+    Duplicate,
+    /// A grant not installed: it does not answer a request of this engine.
+    NotOurs(GrantRefusal),
+    /// A failure of an attempt that was superseded, or of a request already
+    /// settled; ignored.
+    Stale,
+    /// A failure; the request will be sent again (or a smaller one made).
+    WillRetry,
+    /// A failure that stops the engine asking (exhausted, or refused for
+    /// good); installed IDs still issue.
+    Stopped,
+}
+
+/// Why a grant was not installed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrantRefusal {
+    /// For another namespace.
+    WrongNamespace,
+    /// For another incarnation (for example, a previous run's).
+    WrongIncarnation,
+    /// For a request id this engine never made.
+    Unsolicited,
+    /// For another request than the attempt it came back on.
+    WrongTicket,
+    /// Its count differs from the request's.
+    WrongCount,
+    /// It repeats a request id with a different range than was installed.
+    Mismatch,
+}
+
+/// Grant round trips: from a request's first send to its grant, in ms,
+/// over the last 64 grants.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Latency {
+    /// Grants measured in all.
+    pub count: u64,
+    /// The median of the last 64.
+    pub p50: u64,
+    /// The 99th percentile of the last 64.
+    pub p99: u64,
+    /// The longest ever.
+    pub max: u64,
+}
+
+/// Counters a user would want; they only grow, but `available` and
+/// `outstanding`, which are the present state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// IDs returned to callers.
+    pub issued: u64,
+    /// IDs installed and not yet returned (including what the driver holds
+    /// unreturned of a lent block).
+    pub available: u64,
+    /// Requests in flight now.
+    pub outstanding: u64,
+    /// Ranges installed.
+    pub ranges_installed: u64,
+    /// Installed grants that the authority marked as replays.
+    pub replays_installed: u64,
+    /// Grants ignored as repeats of one already installed.
+    pub duplicates_ignored: u64,
+    /// Grants refused as not ours or inconsistent.
+    pub grants_refused: u64,
+    /// Failures of superseded attempts or settled requests, ignored.
+    pub stale_ignored: u64,
+    /// New range requests made.
+    pub requests: u64,
+    /// Repeats of a request under the same request id.
+    pub retries: u64,
+    /// Requests given up after [`MAX_REQUEST_AGE_MS`] without an answer.
+    pub requests_expired: u64,
+    /// Calls that found no ID ready.
+    pub starved: u64,
+    /// IDs abandoned (by `close`, or grants that arrived after it).
+    pub abandoned: u64,
+    /// Grant round trips.
+    pub grant_ms: Latency,
+}
+
+/// Where the engine is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Issuing and asking for ranges.
+    Running,
+    /// The authority has no more IDs; issuing what is left.
+    Exhausted,
+    /// The authority refused this engine for good; issuing what is left.
+    Failed(ReplyCode),
+    /// Closed; issues nothing.
+    Closed,
+}
+
+/// One generator's lease engine. See the module documentation.
+///
+/// Deliberately not `Clone`: two copies of one live cursor would issue the
+/// same IDs.
+#[derive(Debug)]
+pub struct Lease {
+    config: LeaseConfig,
+    incarnation: Incarnation,
+    // The current range: the next ID and how many are left in it.
+    cursor: u64,
+    left: u64,
+    // The block last lent to the driver, counted as returned at the next
+    // `lend`, `take` or `take_more`.
+    lent: u64,
+    // Installed ranges not yet started, oldest first.
+    ready: [Option<Range>; WAITING],
+    requests: Requests,
+    recent: [Option<(u64, Range)>; RECENT_INSTALLS],
+    recent_at: usize,
+    phase: Phase,
+    frozen: bool,
+    // What the authority last said remains, after an exhaustion refusal.
+    known_remaining: Option<u64>,
+    last_failure: Option<Reply>,
+    sizing: Sizing,
+    // Poll when `left` falls to this mark; see `should_poll`.
+    refill_mark: u64,
+    latencies: [u64; LATENCIES],
+    stats: Stats,
+}
+
+impl Lease {
+    /// A new engine with a fresh incarnation made from 16 random bytes.
+    ///
+    /// The bytes must come from a good random source: two engines with the
+    /// same bytes share an incarnation and may be handed the same ranges.
+    pub fn new(config: LeaseConfig, random: [u8; 16], now: u64) -> Result<Lease, ConfigError> {
+        config.check()?;
+        let mut seed = 0u64;
+        for chunk in random.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            seed ^= u64::from_le_bytes(word);
+        }
+        Ok(Lease {
+            config,
+            incarnation: Incarnation::from_random(random),
+            cursor: 0,
+            left: 0,
+            lent: 0,
+            ready: [None; WAITING],
+            requests: Requests::new(seed),
+            recent: [None; RECENT_INSTALLS],
+            recent_at: 0,
+            phase: Phase::Running,
+            frozen: false,
+            known_remaining: None,
+            last_failure: None,
+            sizing: Sizing::new(now),
+            refill_mark: 0,
+            latencies: [0; LATENCIES],
+            stats: Stats::default(),
+        })
+    }
+
+    /// This engine's incarnation.
+    pub fn incarnation(&self) -> &Incarnation {
+        &self.incarnation
+    }
+
+    /// The configuration it runs with.
+    pub fn config(&self) -> &LeaseConfig {
+        &self.config
+    }
+
+    /// Where the engine is in its life.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// The last failure of a current attempt (a refusal or no usable
+    /// answer); cleared by the next installed grant. What a driver puts in
+    /// the error it gives a caller who waited in vain.
+    pub fn last_failure(&self) -> Option<&Reply> {
+        self.last_failure.as_ref()
+    }
+
+    /// The counters, counting `lent_unused` IDs of the lent block as not
+    /// returned (pass 0 when nothing is lent).
+    pub fn stats(&self, lent_unused: u64) -> Stats {
+        let mut s = self.stats;
+        let unused = lent_unused.min(self.lent);
+        s.issued = s.issued.saturating_add(self.lent - unused);
+        s.available = self.available().saturating_add(unused);
+        s.outstanding = self.requests.outstanding() as u64;
+        let n = (s.grant_ms.count as usize).min(LATENCIES);
+        let mut recent = self.latencies;
+        let recent = &mut recent[..n];
+        // Insertion sort: 64 values at most, and far smaller code than the
+        // library's sort in the wasm client.
+        for i in 1..n {
+            let mut j = i;
+            while j > 0 && recent[j - 1] > recent[j] {
+                recent.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        if n > 0 {
+            s.grant_ms.p50 = recent[n / 2];
+            s.grant_ms.p99 = recent[(n * 99 / 100).min(n - 1)];
+        }
+        s
+    }
+
+    /// The measured consumption rate, in IDs per second.
+    pub fn rate(&self) -> u64 {
+        self.sizing.rate
+    }
+
+    /// IDs installed and not yet issued or lent.
+    pub fn available(&self) -> u64 {
+        self.ready
+            .iter()
+            .flatten()
+            .fold(self.left, |sum, r| sum.saturating_add(r.count()))
+    }
+
+    /// How many requests are outstanding.
+    pub fn outstanding(&self) -> usize {
+        self.requests.outstanding()
+    }
+
+    /// The next unused ID.
+    ///
+    /// Moves to the next installed range only when the current one is used
+    /// up; never passes a range's end.
+    #[inline]
+    pub fn next_id(&mut self) -> Result<u64, IssueError> {
+        if self.left != 0 {
+            let id = self.cursor;
+            // Wraps only past u64::MAX, when `left` becomes 0 with it.
+            self.cursor = self.cursor.wrapping_add(1);
+            self.left -= 1;
+            self.stats.issued += 1;
+            return Ok(id);
+        }
+        self.take_slow(1).map(|r| r.start())
+    }
+
+    /// Up to `n` contiguous unused IDs, all from one range, returned to the
+    /// caller.
+    ///
+    /// Returns fewer than `n` when the current range has fewer left; it
+    /// never joins two ranges. When the current range is used up it moves
+    /// to the next installed one first.
+    pub fn take(&mut self, n: u64) -> Result<Range, IssueError> {
+        if n == 0 {
+            return Err(IssueError::EmptyBatch);
+        }
+        self.settle_lent();
+        if self.left != 0 {
+            let r = self.cut(n);
+            return Ok(self.count_issued(r));
+        }
+        self.take_slow(n)
+    }
+
+    /// Up to `n` IDs that continue the current range, or `None` when it is
+    /// used up: never from another range. A driver joins them to the end
+    /// of its lent block to answer a batch contiguously.
+    pub fn take_more(&mut self, n: u64) -> Option<Range> {
+        self.settle_lent();
+        if self.left == 0 || n == 0 || self.phase == Phase::Closed {
+            return None;
+        }
+        let r = self.cut(n);
+        self.update_refill_mark();
+        Some(self.count_issued(r))
+    }
+
+    /// Lends the driver up to `n` IDs of one range to issue itself (a local
+    /// block that spares a call per ID); never past the refill mark, so the
+    /// driver is back when the next range must be asked for. They count as
+    /// returned when the driver lends again, takes, or closes: a driver
+    /// must return every ID of a block before the next `lend`, and report
+    /// what it did not return to [`Lease::close_with_unused`].
+    pub fn lend(&mut self, n: u64) -> Result<Range, IssueError> {
+        if n == 0 {
+            return Err(IssueError::EmptyBatch);
+        }
+        self.settle_lent();
+        if self.left == 0 {
+            self.install_next()?;
+        }
+        // Lend no further than the refill mark, so the driver comes back
+        // (and the engine asks for the next range) when it is reached.
+        let ahead = self.left.saturating_sub(self.refill_mark);
+        let r = self.cut(if ahead > 0 { n.min(ahead) } else { n });
+        self.lent = r.count();
+        self.update_refill_mark();
+        Ok(r)
+    }
+
+    fn settle_lent(&mut self) {
+        self.stats.issued = self.stats.issued.saturating_add(self.lent);
+        self.lent = 0;
+    }
+
+    /// Cuts up to `n` IDs off the current range, which must not be empty.
+    fn cut(&mut self, n: u64) -> Range {
+        let grab = n.min(self.left);
+        let start = self.cursor;
+        self.cursor = self.cursor.wrapping_add(grab);
+        self.left -= grab;
+        match Range::with_count(start, grab) {
+            Ok(r) => r,
+            Err(_) => unreachable!("the current range holds `grab` IDs from the cursor"),
+        }
+    }
+
+    fn count_issued(&mut self, r: Range) -> Range {
+        self.stats.issued += r.count();
+        r
+    }
+
+    #[cold]
+    fn take_slow(&mut self, n: u64) -> Result<Range, IssueError> {
+        if n == 0 {
+            return Err(IssueError::EmptyBatch);
+        }
+        self.install_next()?;
+        let r = self.cut(n);
+        self.update_refill_mark();
+        Ok(self.count_issued(r))
+    }
+
+    /// Makes the next installed range current, or says why there is none.
+    fn install_next(&mut self) -> Result<(), IssueError> {
+        if self.phase == Phase::Closed {
+            return Err(IssueError::Closed);
+        }
+        if let Some(range) = self.ready[0].take() {
+            self.ready.rotate_left(1);
+            self.cursor = range.start();
+            self.left = range.count();
+            return Ok(());
+        }
+        self.stats.starved += 1;
+        Err(self.issue_error())
+    }
+
+    /// The error an issue gets when no installed ID is left: `Unavailable`
+    /// or `Frozen` while the engine is still asking, else why it stopped.
+    pub fn issue_error(&self) -> IssueError {
+        match self.phase {
+            Phase::Running if self.frozen => IssueError::Frozen,
+            Phase::Running => IssueError::Unavailable,
+            Phase::Exhausted => IssueError::Exhausted,
+            Phase::Failed(code) => IssueError::Failed(code),
+            Phase::Closed => IssueError::Closed,
+        }
+    }
+
+    /// Whether the driver should call [`Lease::poll`] now because the IDs
+    /// on hand fell to the refill mark. Cheap enough to ask after every
+    /// issue.
+    #[inline]
+    pub fn should_poll(&self) -> bool {
+        self.left <= self.refill_mark && self.phase == Phase::Running
+    }
+
+    /// The next thing the driver must do now, if any: cancel attempts the
+    /// engine no longer waits for, send a retry that is due (same request
+    /// id, same count), or send a new request when the IDs on hand and on
+    /// their way fall below what the measured rate needs. Call it until it
+    /// returns `None`, after every [`Lease::handle_reply`], when
+    /// [`Lease::should_poll`] says so and at [`Lease::next_deadline`].
+    pub fn poll(&mut self, now: u64) -> Option<Action> {
+        if self.phase == Phase::Running {
+            self.stats.requests_expired += self.requests.expire(now, MAX_REQUEST_AGE_MS);
+        }
+        if let Some(ticket) = self.requests.next_cancel() {
+            return Some(Action::Cancel(ticket));
+        }
+        self.sizing.sample(now, self.stats.issued);
+        let out = self.next_send(now);
+        self.update_refill_mark();
+        out.map(Action::Send)
+    }
+
+    fn next_send(&mut self, now: u64) -> Option<Outgoing> {
+        if self.phase != Phase::Running {
+            return None;
+        }
+        if let Some(out) = self.send_due(now) {
+            return Some(out);
+        }
+        if self.at_capacity()
+            || self.frozen
+            || self.on_the_way() > self.sizing.low_water(&self.config)
+        {
+            return None;
+        }
+        if self.known_remaining == Some(0) {
+            self.phase = Phase::Exhausted;
+            return None;
+        }
+        let count = self.sizing.next_count(&self.config, self.known_remaining);
+        if !self.requests.make(count, now) {
+            return None;
+        }
+        self.sizing.last_range = count;
+        self.send_due(now)
+    }
+
+    fn send_due(&mut self, now: u64) -> Option<Outgoing> {
+        let (namespace, incarnation) = (self.config.namespace, self.incarnation);
+        let (out, first) = self
+            .requests
+            .send_due(now, self.config.request_timeout_ms, |p| GrantRequest {
+                namespace,
+                incarnation,
+                request_id: request_id(p.number),
+                count: p.count,
+            })?;
+        if first {
+            self.stats.requests += 1;
+        } else {
+            self.stats.retries += 1;
+        }
+        Some(out)
+    }
+
+    /// When the driver must call [`Lease::poll`] next at the latest (a retry
+    /// or an attempt's timeout), or `None` if nothing is scheduled.
+    pub fn next_deadline(&self) -> Option<u64> {
+        if self.phase != Phase::Running {
+            return None;
+        }
+        self.requests.next_due()
+    }
+
+    /// Hands the engine the outcome of the attempt `ticket`: a classified
+    /// HTTP answer, or [`Reply::no_answer`] when there was none (the
+    /// connection failed, or the driver cancelled it).
+    ///
+    /// A grant is installed only if it answers a request still pending in
+    /// this incarnation, from whichever of its attempts; so a replay or a
+    /// duplicate installs nothing twice. A failure counts only for a
+    /// request's latest attempt; then [`Disposition`] decides.
+    pub fn handle_reply(&mut self, ticket: Ticket, reply: &Reply, now: u64) -> Handled {
+        let handled = match reply {
+            Reply::Grant(g) => self.handle_grant(ticket, g, now),
+            failure => self.handle_failure(ticket, failure, now),
+        };
+        match handled {
+            Handled::Duplicate => self.stats.duplicates_ignored += 1,
+            Handled::NotOurs(_) => self.stats.grants_refused += 1,
+            Handled::Stale => self.stats.stale_ignored += 1,
+            _ => {}
+        }
+        self.update_refill_mark();
+        handled
+    }
+
+    fn handle_grant(&mut self, ticket: Ticket, reply: &GrantReply, now: u64) -> Handled {
+        let grant = &reply.grant;
+        if grant.namespace != self.config.namespace {
+            return Handled::NotOurs(GrantRefusal::WrongNamespace);
+        }
+        if grant.incarnation != self.incarnation {
+            return Handled::NotOurs(GrantRefusal::WrongIncarnation);
+        }
+        let Some(number) = grant.request_id.number() else {
+            return Handled::NotOurs(GrantRefusal::Unsolicited);
+        };
+        if number == 0 || number > self.requests.made {
+            return Handled::NotOurs(GrantRefusal::Unsolicited);
+        }
+        if number != ticket.request {
+            return Handled::NotOurs(GrantRefusal::WrongTicket);
+        }
+        let Some(slot) = self.requests.slot(number) else {
+            let installed = self.recent.iter().flatten().find(|(n, _)| *n == number);
+            return match installed {
+                Some((_, range)) if *range != grant.range => {
+                    Handled::NotOurs(GrantRefusal::Mismatch)
+                }
+                _ => Handled::Duplicate,
+            };
+        };
+        let Some(pending) = self.requests.pending[slot] else {
+            return Handled::NotOurs(GrantRefusal::Unsolicited);
+        };
+        if pending.count != grant.range.count() {
+            return Handled::NotOurs(GrantRefusal::WrongCount);
+        }
+        self.requests.settle(slot);
+        if self.phase == Phase::Closed {
+            // Settled, not installed: its IDs are abandoned with the rest.
+            self.stats.abandoned = self.stats.abandoned.saturating_add(grant.range.count());
+            return Handled::Duplicate;
+        }
+        self.frozen = false;
+        self.last_failure = None;
+        if let Some(r) = self.known_remaining.as_mut() {
+            *r = r.saturating_sub(grant.range.count());
+        }
+        let latency = now.saturating_sub(pending.first_sent.unwrap_or(now));
+        let g = &mut self.stats.grant_ms;
+        self.latencies[(g.count % LATENCIES as u64) as usize] = latency;
+        g.count += 1;
+        g.max = g.max.max(latency);
+        self.stats.ranges_installed += 1;
+        if reply.replayed {
+            self.stats.replays_installed += 1;
+        }
+        self.recent[self.recent_at] = Some((number, grant.range));
+        self.recent_at = (self.recent_at + 1) % RECENT_INSTALLS;
+        if self.left == 0 && self.ready[0].is_none() {
+            self.cursor = grant.range.start();
+            self.left = grant.range.count();
+        } else if let Some(free) = self.ready.iter_mut().find(|r| r.is_none()) {
+            *free = Some(grant.range);
+        } else {
+            // Cannot happen: requests are made only while a place is free.
+            // Were it to, abandoning the range only leaves a gap.
+            self.stats.abandoned = self.stats.abandoned.saturating_add(grant.range.count());
+        }
+        Handled::Installed
+    }
+
+    fn handle_failure(&mut self, ticket: Ticket, reply: &Reply, now: u64) -> Handled {
+        if self.phase == Phase::Closed {
+            return Handled::Stale;
+        }
+        let Some(slot) = self.requests.slot(ticket.request) else {
+            return Handled::Stale;
+        };
+        let Some(p) = self.requests.pending[slot] else {
+            return Handled::Stale;
+        };
+        if p.first_sent.is_none() || ticket.attempt != p.attempt {
+            return Handled::Stale;
+        }
+        self.last_failure = Some(*reply);
+        let backoff = self.requests.backoff(
+            p.attempt,
+            self.config.retry_initial_ms,
+            self.config.retry_max_ms,
+        );
+        let (disposition, retry_after) = match reply {
+            Reply::Refused(r) => (r.disposition(), r.retry_after_ms),
+            Reply::Transient(t) => (Disposition::Retry, t.retry_after_ms),
+            Reply::Grant(_) => return Handled::Stale,
+        };
+        match disposition {
+            Disposition::Retry => {
+                let wait = backoff.max(retry_after.unwrap_or(0));
+                self.requests
+                    .retry_at(slot, now.saturating_add(wait), false);
+                Handled::WillRetry
+            }
+            Disposition::Frozen => {
+                self.frozen = true;
+                self.requests
+                    .retry_at(slot, now.saturating_add(backoff), false);
+                Handled::WillRetry
+            }
+            Disposition::Reauthenticate if !p.sent_fresh => {
+                self.requests.retry_at(slot, now, true);
+                Handled::WillRetry
+            }
+            Disposition::Exhausted { remaining } if remaining > 0 => {
+                // Retire this request; the next one asks for what remains.
+                self.requests.settle(slot);
+                self.known_remaining = Some(remaining);
+                Handled::WillRetry
+            }
+            Disposition::Exhausted { .. } => {
+                self.known_remaining = Some(0);
+                self.requests.settle_all();
+                self.phase = Phase::Exhausted;
+                Handled::Stopped
+            }
+            Disposition::Reauthenticate | Disposition::Final => {
+                self.requests.settle_all();
+                let code = match reply {
+                    Reply::Refused(r) => r.code,
+                    _ => return Handled::Stale,
+                };
+                self.phase = Phase::Failed(code);
+                Handled::Stopped
+            }
+        }
+    }
+
+    /// Stops the engine and abandons every unused ID it holds; returns how
+    /// many. Requests still in flight are abandoned too; if their grants
+    /// arrive later they are not installed.
+    pub fn close(&mut self) -> u64 {
+        self.close_with_unused(0)
+    }
+
+    /// Like [`Lease::close`], for a driver that holds `lent_unused` IDs of
+    /// its lent block unreturned; they are abandoned with the rest.
+    pub fn close_with_unused(&mut self, lent_unused: u64) -> u64 {
+        if self.phase == Phase::Closed {
+            return 0;
+        }
+        let unused = lent_unused.min(self.lent);
+        self.lent -= unused;
+        self.settle_lent();
+        let abandoned = self.available().saturating_add(unused);
+        self.left = 0;
+        self.ready = [None; WAITING];
+        // Requests stay pending but are never sent again: a grant that
+        // still arrives is counted as abandoned, not installed.
+        self.phase = Phase::Closed;
+        self.refill_mark = 0;
+        self.stats.abandoned = self.stats.abandoned.saturating_add(abandoned);
+        abandoned
+    }
+
+    /// IDs on hand (installed, and the lent block as if none of it were
+    /// returned yet) and on their way.
+    fn on_the_way(&self) -> u64 {
+        self.available()
+            .saturating_add(self.lent)
+            .saturating_add(self.requests.in_flight_ids())
+    }
+
+    /// Whether no new request may be made: `max_outstanding` are in flight,
+    /// or every place for a waiting range is spoken for.
+    fn at_capacity(&self) -> bool {
+        let outstanding = self.requests.outstanding();
+        outstanding >= self.config.max_outstanding
+            || self.ready.iter().flatten().count() + outstanding >= WAITING
+    }
+
+    fn update_refill_mark(&mut self) {
+        let have = self.on_the_way() - self.left;
+        self.refill_mark = if self.phase != Phase::Running || self.at_capacity() {
+            0
+        } else {
+            self.sizing.low_water(&self.config).saturating_sub(have)
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,431 @@
+//! `Reply`: what a client makes of any HTTP answer to a range request, and
+//! `Disposition`: what it does about a refusal. Both sides' rules, once.
+//!
+//! [`Reply::from_http`] (feature `serde`) turns a status, a body and a
+//! `Retry-After` into one of three things:
+//!
+//! - a [`GrantReply`] (200 with a readable grant);
+//! - a [`Refused`] answer: the authority said no, with a code this version
+//!   may or may not know;
+//! - a [`Transient`] failure: no usable answer, so the same request is sent
+//!   again under the same request id.
+//!
+//! Parsing is lenient where a newer authority may add things and strict
+//! where a value matters: unknown fields are ignored, an unknown error code
+//! is kept as text and classified by status (4xx final; 429 and 5xx
+//! retried), and an unreadable 200 is retried, because it may carry a
+//! committed grant that a replay will return. A non-JSON 4xx is final; a
+//! non-JSON 429 or 5xx is retried. ID fields must still be canonical
+//! decimal strings and `count` must equal `end - start`.
+
+use core::fmt;
+
+use crate::authority::Grant;
+use crate::code::ErrorCode;
+use crate::names::CodeText;
+
+/// The longest message kept from an answer, in bytes; longer ones are cut
+/// at a character boundary.
+pub const MESSAGE_MAX: usize = 240;
+
+/// A short text of at most `N` bytes kept without allocating, cut at a
+/// character boundary.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Text<const N: usize> {
+    len: u8,
+    bytes: [u8; N],
+}
+
+/// The authority's message, as a client keeps it.
+pub type Message = Text<MESSAGE_MAX>;
+
+impl<const N: usize> Text<N> {
+    /// The empty text.
+    pub const EMPTY: Text<N> = Text {
+        len: 0,
+        bytes: [0; N],
+    };
+
+    /// `text`, cut to at most `N` (and 255) bytes at a character boundary.
+    pub fn new(text: &str) -> Text<N> {
+        let mut end = text.len().min(N).min(255);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let mut bytes = [0u8; N];
+        bytes[..end].copy_from_slice(&text.as_bytes()[..end]);
+        Text {
+            len: end as u8,
+            bytes,
+        }
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        // Only whole characters of a `str` are ever stored.
+        core::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or("")
+    }
+}
+
+impl<const N: usize> Default for Text<N> {
+    fn default() -> Text<N> {
+        Text::EMPTY
+    }
+}
+
+impl<const N: usize> fmt::Debug for Text<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl<const N: usize> fmt::Display for Text<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An error code as a client reads it: one this version knows, or the text
+/// of one it does not (from a newer authority).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyCode {
+    /// A code this version knows.
+    Known(ErrorCode),
+    /// A code this version does not know, as the authority wrote it.
+    Unknown(CodeText),
+}
+
+impl ReplyCode {
+    /// The wire text: `namespace_exhausted`, or the unknown code's text.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ReplyCode::Known(c) => c.as_str(),
+            ReplyCode::Unknown(t) => t.as_str(),
+        }
+    }
+
+    /// The code a JS caller sees: the wire code, except `exhausted`,
+    /// `frozen` and `unavailable` for the three a generator meets in normal
+    /// operation, and `refused` for a code this version does not know (its
+    /// text stays in [`ReplyCode::as_str`]).
+    pub fn client_code(&self) -> &'static str {
+        match self {
+            ReplyCode::Known(c) => c.client_code(),
+            ReplyCode::Unknown(_) => "refused",
+        }
+    }
+}
+
+impl fmt::Display for ReplyCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the namespace reported about itself with a grant: its largest
+/// request and what remains after this grant. Absent from older
+/// authorities.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Capacity {
+    /// The largest count one request may ask for.
+    pub max_count: Option<u64>,
+    /// IDs left in the namespace after this grant was committed.
+    pub remaining: Option<u64>,
+}
+
+/// A grant as it crosses the wire: the committed [`Grant`], whether this
+/// answer is a replay of an earlier one, and what the namespace has left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GrantReply {
+    /// The committed grant.
+    pub grant: Grant,
+    /// `true` when the authority answered an already committed request.
+    pub replayed: bool,
+    /// The namespace's capacity, when the authority says.
+    pub capacity: Capacity,
+}
+
+/// The authority refused the request and said why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Refused {
+    /// The code.
+    pub code: ReplyCode,
+    /// The HTTP status it came with.
+    pub status: u16,
+    /// The authority's message (empty when it sent none).
+    pub message: Message,
+    /// For `namespace_exhausted`: exactly how many IDs remain.
+    pub remaining: Option<u64>,
+    /// `Retry-After`, in milliseconds.
+    pub retry_after_ms: Option<u64>,
+}
+
+/// Why an answer could not be used; the request is sent again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransientKind {
+    /// No answer: the connection failed, the attempt was cancelled, or the
+    /// driver's own time limit passed.
+    NoAnswer,
+    /// A 200 whose body is not a readable grant (it may carry a committed
+    /// one; the replay will return it).
+    UnreadableGrant,
+    /// A 429 or 5xx that is not a rangeid error (a proxy's page, say).
+    NotJson,
+    /// An HTTP status no rangeid authority answers a range request with
+    /// (1xx, 2xx other than 200, 3xx).
+    UnexpectedStatus,
+}
+
+/// An answer that could not be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transient {
+    /// Why.
+    pub kind: TransientKind,
+    /// The HTTP status, when there was an answer.
+    pub status: Option<u16>,
+    /// `Retry-After`, in milliseconds.
+    pub retry_after_ms: Option<u64>,
+}
+
+/// Everything a client can make of one attempt's outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)] // Short-lived; boxing would need a heap.
+pub enum Reply {
+    /// A readable grant.
+    Grant(GrantReply),
+    /// A refusal with a code.
+    Refused(Refused),
+    /// No usable answer.
+    Transient(Transient),
+}
+
+/// What a client does about a refusal. Decided here, once, for every
+/// driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Disposition {
+    /// Send the same request again after a backoff (at least `Retry-After`).
+    Retry,
+    /// The namespace is frozen: keep asking; what is installed still issues.
+    Frozen,
+    /// Fewer IDs remain than asked for: ask for exactly `remaining`, or stop
+    /// for good when it is 0.
+    Exhausted {
+        /// What the authority said remains.
+        remaining: u64,
+    },
+    /// The credentials were refused: ask once more with fresh ones, then
+    /// stop.
+    Reauthenticate,
+    /// Stop asking for good; what is installed still issues.
+    Final,
+}
+
+impl Refused {
+    /// What to do about this refusal. `unavailable`, and an unknown code
+    /// that came with 429 or a 5xx, are retried; `namespace_frozen` is
+    /// retried while it lasts; `namespace_exhausted` asks for what remains;
+    /// `unauthenticated` is retried once with fresh credentials; everything
+    /// else (including an unknown code with another 4xx) is final.
+    pub fn disposition(&self) -> Disposition {
+        match self.code {
+            ReplyCode::Known(ErrorCode::Unavailable) => Disposition::Retry,
+            ReplyCode::Known(ErrorCode::NamespaceFrozen) => Disposition::Frozen,
+            ReplyCode::Known(ErrorCode::NamespaceExhausted) => Disposition::Exhausted {
+                remaining: self.remaining.unwrap_or(0),
+            },
+            ReplyCode::Known(ErrorCode::Unauthenticated) => Disposition::Reauthenticate,
+            ReplyCode::Known(_) => Disposition::Final,
+            ReplyCode::Unknown(_) if retried_status(self.status) => Disposition::Retry,
+            ReplyCode::Unknown(_) => Disposition::Final,
+        }
+    }
+}
+
+/// 429 and every 5xx: statuses that say "later", whatever the body.
+const fn retried_status(status: u16) -> bool {
+    status == 429 || status >= 500
+}
+
+impl Reply {
+    /// The outcome of an attempt that got no answer at all.
+    pub const fn no_answer() -> Reply {
+        Reply::Transient(Transient {
+            kind: TransientKind::NoAnswer,
+            status: None,
+            retry_after_ms: None,
+        })
+    }
+
+    /// The outcome of an answer whose body was not JSON a rangeid authority
+    /// writes: final for a 4xx other than 429 (the code follows the status:
+    /// 401 `unauthenticated`, 403 `forbidden`, 404 `not_found`, ...),
+    /// retried otherwise.
+    pub fn not_rangeid(status: u16, retry_after_ms: Option<u64>) -> Reply {
+        let transient = |kind| {
+            Reply::Transient(Transient {
+                kind,
+                status: Some(status),
+                retry_after_ms,
+            })
+        };
+        match status {
+            200 => transient(TransientKind::UnreadableGrant),
+            400..=499 if status != 429 => Reply::Refused(Refused {
+                code: ReplyCode::Known(ErrorCode::for_client_status(status)),
+                status,
+                message: Message::EMPTY,
+                remaining: None,
+                retry_after_ms,
+            }),
+            s if retried_status(s) => transient(TransientKind::NotJson),
+            _ => transient(TransientKind::UnexpectedStatus),
+        }
+    }
+
+    /// Classifies an HTTP answer to a range request: `status`, the body's
+    /// bytes and `Retry-After` in milliseconds (when present). See the
+    /// module documentation for the rules.
+    #[cfg(feature = "serde")]
+    pub fn from_http(status: u16, body: &[u8], retry_after_ms: Option<u64>) -> Reply {
+        if status == 200 {
+            return match parse::grant(body) {
+                Some(g) => Reply::Grant(g),
+                None => Reply::not_rangeid(status, retry_after_ms),
+            };
+        }
+        if !(400..=599).contains(&status) {
+            return Reply::not_rangeid(status, retry_after_ms);
+        }
+        match parse::error(body) {
+            Some((code, message, remaining)) => Reply::Refused(Refused {
+                code,
+                status,
+                message,
+                remaining,
+                retry_after_ms,
+            }),
+            None => Reply::not_rangeid(status, retry_after_ms),
+        }
+    }
+}
+
+#[cfg(feature = "serde")]
+mod parse {
+    //! The lenient JSON readers behind [`Reply::from_http`].
+
+    use core::fmt;
+
+    use serde::de::{self, Deserializer, Visitor};
+    use serde::Deserialize;
+
+    use super::{Capacity, GrantReply, Message, ReplyCode};
+    use crate::authority::Grant;
+    use crate::code::ErrorCode;
+    use crate::decimal::{parse_bound, parse_u64};
+    use crate::names::{CodeText, Incarnation, Namespace, RequestId};
+    use crate::range::Range;
+
+    /// The unescape buffer for strings; an answer with longer escaped
+    /// strings is read again without unescaping.
+    const UNESCAPE: usize = 1024;
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct GrantFields<'a> {
+        namespace: &'a str,
+        incarnation: &'a str,
+        request_id: &'a str,
+        start: &'a str,
+        end: &'a str,
+        count: u64,
+        replayed: bool,
+        #[serde(default)]
+        max_count: Option<u64>,
+        #[serde(default)]
+        remaining: Option<&'a str>,
+    }
+
+    #[derive(Deserialize)]
+    struct ErrorBody<'a> {
+        #[serde(borrow)]
+        error: ErrorFields<'a>,
+    }
+
+    #[derive(Deserialize)]
+    struct ErrorFields<'a> {
+        code: &'a str,
+        #[serde(default)]
+        message: Text,
+        #[serde(default)]
+        remaining: Option<&'a str>,
+    }
+
+    /// A string field copied into a [`Message`], escaped or not.
+    #[derive(Default)]
+    struct Text(Message);
+
+    impl<'de> Deserialize<'de> for Text {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
+            struct V;
+            impl Visitor<'_> for V {
+                type Value = Text;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a string")
+                }
+                fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
+                    Ok(Text(Message::new(v)))
+                }
+            }
+            d.deserialize_str(V)
+        }
+    }
+
+    fn read<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Option<T> {
+        let mut buffer = [0u8; UNESCAPE];
+        match serde_json_core::from_slice_escaped::<T>(body, &mut buffer) {
+            Ok((value, _)) => Some(value),
+            // Escaped strings too long for the buffer: read them raw.
+            Err(_) => serde_json_core::from_slice::<T>(body).ok().map(|(v, _)| v),
+        }
+    }
+
+    pub(super) fn grant(body: &[u8]) -> Option<GrantReply> {
+        let f: GrantFields<'_> = read(body)?;
+        let range = Range::new(parse_u64(f.start).ok()?, parse_bound(f.end).ok()?).ok()?;
+        if range.count() != f.count {
+            return None;
+        }
+        let remaining = match f.remaining {
+            Some(r) => Some(parse_u64(r).ok()?),
+            None => None,
+        };
+        Some(GrantReply {
+            grant: Grant {
+                namespace: Namespace::new(f.namespace).ok()?,
+                incarnation: Incarnation::new(f.incarnation).ok()?,
+                request_id: RequestId::new(f.request_id).ok()?,
+                range,
+            },
+            replayed: f.replayed,
+            capacity: Capacity {
+                max_count: f.max_count,
+                remaining,
+            },
+        })
+    }
+
+    pub(super) fn error(body: &[u8]) -> Option<(ReplyCode, Message, Option<u64>)> {
+        let b: ErrorBody<'_> = read(body)?;
+        let code = match ErrorCode::parse(b.error.code) {
+            Some(known) => ReplyCode::Known(known),
+            None => ReplyCode::Unknown(CodeText::lossy(b.error.code)),
+        };
+        // A malformed `remaining` is dropped, not fatal: it only refines
+        // what the next request asks for.
+        let remaining = b.error.remaining.and_then(|r| parse_u64(r).ok());
+        Some((code, b.error.message.0, remaining))
+    }
+}
+
+#[cfg(all(test, feature = "serde"))]
+mod tests;

@@ -1,0 +1,276 @@
+// The driver under the transport faults of the fault catalogue, against the
+// fake authority: every ID is checked against the ledger of granted ranges,
+// and no fault may cause a duplicate.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createGenerator, RangeIdError } from "../src/node.mjs";
+import { fakeAuthority } from "./fake-authority.mjs";
+
+const base = { url: "http://authority.test", token: "t", namespace: "orders" };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A fetch whose request reaches the authority at once (and commits) but
+ * whose answer takes `ms`, honouring `signal` unless told not to.
+ */
+function delayed(a, ms, { honourAbort = true } = {}) {
+  return (url, init) => new Promise((resolve, reject) => {
+    const answer = a.fetch(url, init);
+    const t = setTimeout(() => resolve(answer), ms);
+    if (honourAbort) {
+      init.signal?.addEventListener("abort", () => {
+        clearTimeout(t);
+        reject(new DOMException("aborted", "AbortError"));
+      }, { once: true });
+    }
+  });
+}
+
+test("a fetch that throws synchronously (Defect 1): 4,000 concurrent nextId, no duplicate", async () => {
+  const a = fakeAuthority();
+  let calls = 0;
+  const throwing = (url, init) => {
+    if (++calls === 2) throw new TypeError("synchronous failure");
+    return a.fetch(url, init);
+  };
+  const ids = await createGenerator({ ...base, fetch: throwing, rangeSize: 1500 });
+  const got = await Promise.all(Array.from({ length: 4000 }, () => ids.nextId()));
+  a.check(got, ids.incarnation);
+  assert.ok(calls >= 3, "the throw was met and retried");
+  ids.close();
+});
+
+test("a fetch that re-enters the generator from inside fetch: no duplicate", async () => {
+  const a = fakeAuthority();
+  let ids;
+  const taken = [];
+  const reentrant = (url, init) => {
+    // A user's fetch wrapper that itself takes IDs (for tracing, say).
+    const id = ids?.tryNextId();
+    if (id !== undefined) taken.push(id);
+    return a.fetch(url, init);
+  };
+  ids = await createGenerator({ ...base, fetch: reentrant, rangeSize: 700 });
+  const got = await Promise.all(Array.from({ length: 5000 }, () => ids.nextId()));
+  a.check([...got, ...taken], ids.incarnation);
+  assert.ok(taken.length > 0, "fetch did re-enter");
+  ids.close();
+});
+
+/**
+ * A transport whose first attempt misbehaves as `first(init)` says, while
+ * every later attempt reaches the authority at once and answers after
+ * `ms`: slower than the first backoffs, inside the request timeout. A
+ * driver that lets the first attempt's trouble reschedule the retry in
+ * flight sends again and again; a correct one sends twice.
+ */
+function troubledFirst(a, first, ms = 250) {
+  const sends = [];
+  const fetch = (url, init) => {
+    sends.push(performance.now());
+    return sends.length === 1 ? first(init) : delayed(a, ms)(url, init);
+  };
+  return { fetch, sends };
+}
+
+const rejectOnAbort = (init) => new Promise((_, reject) => {
+  init.signal.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError")), { once: true });
+});
+
+test("a fetch that rejects (late, after its retry went out): two sends, no duplicate", async () => {
+  const a = fakeAuthority();
+  const t = troubledFirst(a, () => sleep(600).then(() => Promise.reject(new TypeError("connection reset"))));
+  const ids = await createGenerator({ ...base, fetch: t.fetch, requestTimeoutMs: 500 });
+  await sleep(400);
+  assert.equal(t.sends.length, 2, `${t.sends.length} sends`);
+  const got = await Promise.all(Array.from({ length: 1500 }, () => ids.nextId()));
+  a.check(got, ids.incarnation);
+  ids.close();
+});
+
+test("a fetch that rejects every other call: every ID arrives, none twice", async () => {
+  const a = fakeAuthority();
+  let calls = 0;
+  const flaky = async (url, init) => {
+    if (++calls % 2 === 0) throw new TypeError("connection reset");
+    return a.fetch(url, init);
+  };
+  const ids = await createGenerator({ ...base, fetch: flaky, rangeSize: 300 });
+  const got = await Promise.all(Array.from({ length: 3000 }, () => ids.nextId()));
+  a.check(got, ids.incarnation);
+  assert.ok(ids.stats().retries > 0);
+  ids.close();
+});
+
+test("a fetch that never settles (until aborted): two sends; close and settled do not hang", async () => {
+  const a = fakeAuthority();
+  const t = troubledFirst(a, rejectOnAbort);
+  const ids = await createGenerator({ ...base, fetch: t.fetch, requestTimeoutMs: 500 });
+  assert.equal(t.sends.length, 2, `${t.sends.length} sends before the first range`);
+  const got = await Promise.all(Array.from({ length: 2000 }, () => ids.nextId()));
+  a.check(got, ids.incarnation);
+  await ids.settled();
+  ids.close();
+  await ids.settled();
+});
+
+test("a fetch that never settles and ignores its abort: the retry gets the range", async () => {
+  const a = fakeAuthority();
+  let calls = 0;
+  const hanging = (url, init) => (++calls === 1 ? new Promise(() => {}) : a.fetch(url, init));
+  const ids = await createGenerator({ ...base, fetch: hanging, rangeSize: 500, requestTimeoutMs: 100 });
+  const got = await Promise.all(Array.from({ length: 2000 }, () => ids.nextId()));
+  a.check(got, ids.incarnation);
+  await ids.settled();
+  ids.close();
+});
+
+test("a fetch that ignores its abort signal and answers a failure late: two sends", async () => {
+  const a = fakeAuthority();
+  const busy = () => Response.json({ error: { code: "unavailable", message: "late" } }, { status: 503, headers: { "retry-after": "0" } });
+  const t = troubledFirst(a, () => sleep(600).then(busy));
+  const ids = await createGenerator({ ...base, fetch: t.fetch, requestTimeoutMs: 500 });
+  await sleep(400);
+  assert.equal(t.sends.length, 2, `${t.sends.length} sends`);
+  assert.ok(ids.stats().staleIgnored >= 1, "the late failure reached the engine and was ignored");
+  const got = await Promise.all(Array.from({ length: 1500 }, () => ids.nextId()));
+  a.check(got, ids.incarnation);
+  ids.close();
+});
+
+test("a slow authority is not starved (Defect 2): at most 2 sends before the first range", async () => {
+  const a = fakeAuthority();
+  const sends = [];
+  // The first attempt never answers (it honours its abort); every later one
+  // answers after 2.5 s, inside the 5 s request timeout.
+  const slow = (url, init) => {
+    sends.push(performance.now());
+    if (sends.length === 1) {
+      return new Promise((_, reject) => init.signal.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError"))));
+    }
+    return delayed(a, 2500)(url, init);
+  };
+  const ids = await createGenerator({ ...base, fetch: slow, requestTimeoutMs: 5000, deadlineMs: 15000 });
+  assert.ok(sends.length <= 2, `${sends.length} sends before the first range`);
+  a.check([await ids.nextId()], ids.incarnation);
+  ids.close();
+});
+
+test("a rotated token: after a 401 the token function is asked afresh, once", async () => {
+  const a = fakeAuthority({ tokens: ["old"] });
+  const asked = [];
+  // A token source that caches its token and mints a new one only when
+  // asked to refresh, as a user's would.
+  let cached = "old";
+  let minted = "old";
+  const token = async ({ refresh }) => {
+    asked.push(refresh);
+    if (refresh) cached = minted;
+    return cached;
+  };
+  const ids = await createGenerator({ ...base, token, fetch: a.fetch, rangeSize: 100, maxOutstanding: 1 });
+  assert.ok(asked.length >= 1 && !asked.includes(true), `${asked}`);
+  // The old token is revoked and a new one issued.
+  a.state.tokens = new Set(["new"]);
+  minted = "new";
+  const got = [];
+  for (let i = 0; i < 350; i++) got.push(await ids.nextId());
+  a.check(got, ids.incarnation);
+  assert.equal(asked.filter((r) => r).length, 1, `asked afresh once after the 401: ${asked}`);
+  assert.equal(ids.stats().phase, "running");
+  // A token that stays refused, even fresh, fails the generator.
+  a.state.tokens = new Set();
+  await assert.rejects(
+    (async () => { for (;;) await ids.nextId(); })(),
+    (e) => e instanceof RangeIdError && e.code === "unauthenticated" && e.status === 401,
+  );
+  ids.close();
+});
+
+test("a wrong URL rejects promptly, naming the URL and the status", async () => {
+  const notFound = async () => new Response("<html><h1>404 Not Found</h1></html>", { status: 404, headers: { "content-type": "text/html" } });
+  const t = performance.now();
+  await assert.rejects(createGenerator({ ...base, url: "http://wrong.example/api", fetch: notFound, deadlineMs: 5000 }), (e) => {
+    assert.ok(e instanceof RangeIdError);
+    assert.equal(e.code, "not_found");
+    assert.equal(e.status, 404);
+    assert.match(e.message, /http:\/\/wrong\.example\/api\/v1\/ranges/);
+    assert.match(e.message, /404/);
+    return true;
+  });
+  assert.ok(performance.now() - t < 1000, "not at the deadline");
+});
+
+test("errors keep what the authority said: status, message, remaining, retryAfterMs, cause", async () => {
+  const busy = async () => Response.json({ error: { code: "unavailable", message: "storage busy" } }, { status: 503, headers: { "retry-after": "1" } });
+  await assert.rejects(createGenerator({ ...base, fetch: busy, deadlineMs: 300 }), (e) => {
+    assert.equal(e.code, "unavailable");
+    assert.equal(e.status, 503);
+    assert.equal(e.retryAfterMs, 1000);
+    assert.match(e.message, /storage busy/);
+    return true;
+  });
+  const down = async () => { throw new TypeError("ECONNREFUSED 127.0.0.1:1"); };
+  await assert.rejects(createGenerator({ ...base, fetch: down, deadlineMs: 200 }), (e) => {
+    assert.equal(e.code, "unavailable");
+    assert.ok(e.cause instanceof TypeError);
+    assert.match(e.message, /ECONNREFUSED/);
+    return true;
+  });
+  const a = fakeAuthority({ first: 1n, max: 5n });
+  const ids = await createGenerator({ ...base, fetch: a.fetch, rangeSize: 5 });
+  for (let i = 0; i < 5; i++) await ids.nextId();
+  await assert.rejects(ids.nextId(), (e) => e.code === "exhausted" && e.status === 409 && e.remaining === "0");
+  const unknown = async () => Response.json({ error: { code: "replay_owner_mismatch", message: "another sub" } }, { status: 403 });
+  await assert.rejects(createGenerator({ ...base, fetch: unknown }), (e) => {
+    assert.equal(e.code, "refused");
+    assert.equal(e.authorityCode, "replay_owner_mismatch");
+    assert.match(e.message, /another sub/);
+    return true;
+  });
+});
+
+test("answers this version does not know: extra fields are read, an unreadable 200 is retried", async () => {
+  const a = fakeAuthority();
+  let calls = 0;
+  const odd = async (url, init) => {
+    const r = await a.fetch(url, init);
+    const text = await r.text();
+    calls++;
+    if (calls === 1) return new Response(text.slice(0, 40), { status: 200 });
+    return new Response(text.replace("{", '{"addedLater":{"x":[1,2]},'), { status: r.status });
+  };
+  const ids = await createGenerator({ ...base, fetch: odd, rangeSize: 100, retryInitialMs: 1 });
+  const got = [];
+  for (let i = 0; i < 250; i++) got.push(await ids.nextId());
+  a.check(got, ids.incarnation);
+  assert.equal(ids.stats().replaysInstalled, 1, "the truncated grant was replayed, not lost");
+  ids.close();
+});
+
+test("nextIds(n) returns n contiguous IDs from one range, past the local block", async () => {
+  const a = fakeAuthority();
+  const ids = await createGenerator({ ...base, fetch: a.fetch, rangeSize: 10_000 });
+  assert.equal(await ids.nextId(), "1");
+  const batch = await ids.nextIds(2000);
+  assert.equal(batch.length, 2000);
+  assert.deepEqual([batch[0], batch[1999]], ["2", "2001"]);
+  const rest = await ids.nextIds(20_000);
+  assert.equal(rest.length, 7999, "fewer only at the range's end");
+  assert.equal(rest.at(-1), "10000");
+  a.check([...batch, ...rest], ids.incarnation);
+  ids.close();
+});
+
+test("retryInitialMs and retryMaxMs are the engine's, checked by it", async () => {
+  const a = fakeAuthority();
+  await assert.rejects(
+    createGenerator({ ...base, fetch: a.fetch, retryInitialMs: 500, retryMaxMs: 100 }),
+    (e) => e.code === "invalid_config" && /retryInitialMs/.test(e.message),
+  );
+  await assert.rejects(
+    createGenerator({ ...base, fetch: a.fetch, retryMaxMs: 0.5 }),
+    (e) => e.code === "invalid_config" && /retryMaxMs/.test(e.message),
+  );
+  assert.equal(a.state.calls, 0);
+});
