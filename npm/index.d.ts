@@ -138,8 +138,12 @@ export interface GeneratorStats {
   starved: number;
   /** IDs abandoned by close, as a decimal string. */
   abandoned: string;
-  /** IDs reserved and not yet issued, as a decimal string. */
+  /** IDs installed and not yet issued, as a decimal string. */
   available: string;
+  /** IDs reserved ahead: installed and not issued, plus requests in flight (decimal string). */
+  reservedAhead: string;
+  /** IDs reserved in all by this generator (decimal string). */
+  reserved: string;
   /** Range requests in flight. */
   outstanding: number;
   /** Attempts the driver is waiting on. */

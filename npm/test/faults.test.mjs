@@ -45,15 +45,19 @@ test("a fetch that re-enters the generator from inside fetch: no duplicate", asy
   let ids;
   const taken = [];
   const reentrant = (url, init) => {
-    // A user's fetch wrapper that itself takes IDs (for tracing, say).
-    const id = ids?.tryNextId();
-    if (id !== undefined) taken.push(id);
+    // A user's fetch wrapper that itself takes IDs (for tracing, say), at
+    // once or by waiting.
+    if (ids) {
+      const id = ids.tryNextId();
+      if (id !== undefined) taken.push(Promise.resolve(id));
+      taken.push(ids.nextId());
+    }
     return a.fetch(url, init);
   };
   ids = await createGenerator({ ...base, fetch: reentrant, rangeSize: 700 });
   const got = await Promise.all(Array.from({ length: 5000 }, () => ids.nextId()));
-  a.check([...got, ...taken], ids.incarnation);
   assert.ok(taken.length > 0, "fetch did re-enter");
+  a.check([...got, ...(await Promise.all(taken))], ids.incarnation);
   ids.close();
 });
 
@@ -273,4 +277,41 @@ test("retryInitialMs and retryMaxMs are the engine's, checked by it", async () =
     (e) => e.code === "invalid_config" && /retryMaxMs/.test(e.message),
   );
   assert.equal(a.state.calls, 0);
+});
+
+test("short lives reserve little: at most max(2 x minRangeSize, 4N), by the authority's ledger", async () => {
+  const rows = [];
+  for (const n of [1, 10, 100, 10_000, 1_000_000]) {
+    const a = fakeAuthority();
+    const ids = await createGenerator({ ...base, fetch: a.fetch });
+    for (let i = 0; i < n; i++) {
+      if (ids.tryNextId() === undefined) await ids.nextId();
+    }
+    await ids.settled();
+    const s = ids.stats();
+    ids.close();
+    const reserved = a.reserved();
+    const bound = BigInt(Math.max(2 * 1000, 4 * n));
+    rows.push(`${n}: ${reserved} reserved, ${s.requests} requests`);
+    assert.ok(reserved <= bound, `returned ${n}, reserved ${reserved} > ${bound}`);
+    assert.equal(s.issued, n);
+    assert.equal(BigInt(s.reserved), reserved, "stats agree with the ledger");
+  }
+  console.log(`lifetimes (IDs returned: reserved from the namespace): ${rows.join("; ")}`);
+});
+
+test("a small namespace is asked for little: never more than its maxCount", async () => {
+  const a = fakeAuthority({ max: 2n ** 31n - 1n, maxCount: 500 });
+  // The fake says nothing of capacity, so the first request is minRangeSize;
+  // a real authority's grants carry maxCount and remaining.
+  const withCapacity = async (url, init) => {
+    const r = await a.fetch(url, init);
+    if (r.status !== 200) return r;
+    const g = await r.json();
+    return Response.json({ ...g, maxCount: 500, remaining: (a.state.max + 1n - a.state.next).toString() });
+  };
+  const ids = await createGenerator({ ...base, fetch: withCapacity, minRangeSize: 100 });
+  for (let i = 0; i < 5000; i++) await ids.nextId();
+  assert.ok(a.state.ledger.every(([s, e]) => e - s <= 500n), "no request above maxCount");
+  ids.close();
 });

@@ -72,6 +72,24 @@ after(async () => {
   authority?.cleanup();
 });
 
+test("an isolate that answered two requests reserved little (by the authority's ledger)", async () => {
+  // The readiness probe was the first request (1 ID); this is the second.
+  const r = await fetch(`${base}/ids?n=4`);
+  const body = await r.json();
+  assert.equal(r.status, 200, JSON.stringify(body));
+  const { stats, incarnation } = body;
+  const admin = authority.token("admin", ["*"]);
+  const grants = await authority.req("GET", `/v1/namespaces/${ns}/grants?limit=1000`, { token: admin });
+  const ledger = grants.body.grants
+    .filter((g) => g.incarnation === incarnation)
+    .reduce((sum, g) => sum + BigInt(g.count), 0n);
+  const bound = BigInt(Math.max(2 * 1000, 4 * stats.issued));
+  console.log(`example Worker: ${stats.issued} IDs returned, ${stats.reserved} reserved (ledger: ${ledger}), ${stats.reservedAhead} ahead`);
+  assert.ok(stats.issued >= 5);
+  assert.ok(ledger <= bound, `the isolate reserved ${ledger} > ${bound}`);
+  assert.ok(BigInt(stats.reserved) >= ledger, "stats count every committed grant");
+});
+
 test("the example Worker issues unique string IDs through its Service Binding", async () => {
   const seen = new Set();
   let incarnation;

@@ -184,7 +184,10 @@ impl Engine {
                 out.push(&"send".into());
                 out.push(&JsValue::from_f64(o.ticket.request as f64));
                 out.push(&JsValue::from_f64(f64::from(o.ticket.attempt)));
-                out.push(&JsValue::from_str(&String::from_utf8_lossy(&body)));
+                // to_json writes UTF-8 only.
+                out.push(&JsValue::from_str(
+                    core::str::from_utf8(&body).unwrap_or("{}"),
+                ));
                 out.push(&JsValue::from_bool(o.fresh_credentials));
             }
             Action::Cancel(t) => {
@@ -271,8 +274,8 @@ impl Engine {
     }
 
     /// The counters, with `localLeft` IDs of the last lent block not yet
-    /// issued. `available`, `abandoned` are decimal strings; the rest are
-    /// numbers.
+    /// issued. `available`, `reservedAhead`, `reserved` and `abandoned` are
+    /// decimal strings; the rest are numbers.
     pub fn stats(&self, local_left: f64) -> JsValue {
         let s: Stats = self.lease.stats(ms(local_left));
         let o = Object::new();
@@ -301,6 +304,8 @@ impl Engine {
             set(&o, key, v as f64);
         }
         set(&o, "available", decimal(s.available));
+        set(&o, "reservedAhead", decimal(s.reserved_ahead));
+        set(&o, "reserved", decimal(s.reserved));
         set(&o, "abandoned", decimal(s.abandoned));
         let g = Object::new();
         for (key, v) in [

@@ -36,6 +36,7 @@ pub use config::{
     MAX_OUTSTANDING, MAX_RANGE, MAX_REQUEST_AGE_MS, MAX_TIME_MS,
 };
 pub use requests::{Action, Outgoing, Ticket};
+pub use sizing::{REMAINING_SHARE, TRUST_MS, WINDOW_MS};
 
 use requests::{request_id, Requests};
 use sizing::Sizing;
@@ -168,6 +169,12 @@ pub struct Stats {
     /// IDs installed and not yet returned (including what the driver holds
     /// unreturned of a lent block).
     pub available: u64,
+    /// IDs reserved ahead: `available` plus what requests in flight ask
+    /// for.
+    pub reserved_ahead: u64,
+    /// IDs this engine reserved in all: every range granted to it, and
+    /// every request in flight or given up unanswered.
+    pub reserved: u64,
     /// Requests in flight now.
     pub outstanding: u64,
     /// Ranges installed.
@@ -232,6 +239,8 @@ pub struct Lease {
     known_remaining: Option<u64>,
     last_failure: Option<Reply>,
     sizing: Sizing,
+    // IDs asked for in all, less requests refused (never granted).
+    reserved: u64,
     // Poll when `left` falls to this mark; see `should_poll`.
     refill_mark: u64,
     latencies: [u64; LATENCIES],
@@ -266,6 +275,7 @@ impl Lease {
             known_remaining: None,
             last_failure: None,
             sizing: Sizing::new(now),
+            reserved: 0,
             refill_mark: 0,
             latencies: [0; LATENCIES],
             stats: Stats::default(),
@@ -301,6 +311,8 @@ impl Lease {
         let unused = lent_unused.min(self.lent);
         s.issued = s.issued.saturating_add(self.lent - unused);
         s.available = self.available().saturating_add(unused);
+        s.reserved_ahead = s.available.saturating_add(self.requests.in_flight_ids());
+        s.reserved = self.reserved;
         s.outstanding = self.requests.outstanding() as u64;
         let n = (s.grant_ms.count as usize).min(LATENCIES);
         let mut recent = self.latencies;
@@ -367,11 +379,22 @@ impl Lease {
             return Err(IssueError::EmptyBatch);
         }
         self.settle_lent();
-        if self.left != 0 {
+        let r = if self.left != 0 {
             let r = self.cut(n);
-            return Ok(self.count_issued(r));
+            Ok(self.count_issued(r))
+        } else {
+            self.take_slow(n)
+        };
+        self.note_batch(n, r.as_ref().map_or(0, Range::count));
+        r
+    }
+
+    /// A caller asked for `n` in one batch and got `got`: the next range is
+    /// sized to hold such a batch.
+    fn note_batch(&mut self, n: u64, got: u64) {
+        if got < n {
+            self.sizing.batch = self.sizing.batch.max(n);
         }
-        self.take_slow(n)
     }
 
     /// Up to `n` IDs that continue the current range, or `None` when it is
@@ -383,6 +406,7 @@ impl Lease {
             return None;
         }
         let r = self.cut(n);
+        self.note_batch(n, r.count());
         self.update_refill_mark();
         Some(self.count_issued(r))
     }
@@ -403,6 +427,7 @@ impl Lease {
         }
         // Lend no further than the refill mark, so the driver comes back
         // (and the engine asks for the next range) when it is reached.
+        self.update_refill_mark();
         let ahead = self.left.saturating_sub(self.refill_mark);
         let r = self.cut(if ahead > 0 { n.min(ahead) } else { n });
         self.lent = r.count();
@@ -491,7 +516,8 @@ impl Lease {
         if let Some(ticket) = self.requests.next_cancel() {
             return Some(Action::Cancel(ticket));
         }
-        self.sizing.sample(now, self.stats.issued);
+        self.sizing
+            .sample(now, self.stats.issued, self.config.min_count);
         let out = self.next_send(now);
         self.update_refill_mark();
         out.map(Action::Send)
@@ -514,11 +540,20 @@ impl Lease {
             self.phase = Phase::Exhausted;
             return None;
         }
-        let count = self.sizing.next_count(&self.config, self.known_remaining);
+        let count = self.sizing.next_count(
+            &self.config,
+            self.stats.issued,
+            self.reserved,
+            self.known_remaining,
+        )?;
         if !self.requests.make(count, now) {
             return None;
         }
+        self.reserved = self.reserved.saturating_add(count);
         self.sizing.last_range = count;
+        if count >= self.sizing.batch {
+            self.sizing.batch = 0;
+        }
         self.send_due(now)
     }
 
@@ -612,6 +647,9 @@ impl Lease {
         }
         self.frozen = false;
         self.last_failure = None;
+        let ns = &mut self.sizing.namespace;
+        ns.max_count = reply.capacity.max_count.or(ns.max_count);
+        ns.remaining = reply.capacity.remaining.or(ns.remaining);
         if let Some(r) = self.known_remaining.as_mut() {
             *r = r.saturating_sub(grant.range.count());
         }
@@ -682,17 +720,19 @@ impl Lease {
             }
             Disposition::Exhausted { remaining } if remaining > 0 => {
                 // Retire this request; the next one asks for what remains.
-                self.requests.settle(slot);
+                self.unreserve(slot);
                 self.known_remaining = Some(remaining);
                 Handled::WillRetry
             }
             Disposition::Exhausted { .. } => {
                 self.known_remaining = Some(0);
+                self.unreserve(slot);
                 self.requests.settle_all();
                 self.phase = Phase::Exhausted;
                 Handled::Stopped
             }
             Disposition::Reauthenticate | Disposition::Final => {
+                self.unreserve(slot);
                 self.requests.settle_all();
                 let code = match reply {
                     Reply::Refused(r) => r.code,
@@ -701,6 +741,13 @@ impl Lease {
                 self.phase = Phase::Failed(code);
                 Handled::Stopped
             }
+        }
+    }
+
+    /// Settles the request in `slot`, refused: it was never granted.
+    fn unreserve(&mut self, slot: usize) {
+        if let Some(p) = self.requests.settle(slot) {
+            self.reserved = self.reserved.saturating_sub(p.count);
         }
     }
 

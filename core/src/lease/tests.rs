@@ -620,10 +620,17 @@ fn lent_blocks_count_as_returned_only_once_the_driver_moves_on() {
     assert_eq!(l.take_more(1), None, "never from another range");
     let b = send(&mut l, 2).unwrap();
     answer(&mut l, &b, 501, 3);
-    assert_eq!(l.lend(100), Ok(Range::new(501, 511).unwrap()));
-    assert_eq!(l.close_with_unused(7), 7);
+    assert_eq!(
+        l.lend(100),
+        Ok(Range::new(501, 506).unwrap()),
+        "no further than the refill mark"
+    );
+    assert!(!l.should_poll(), "the lent block counts as on hand");
+    assert_eq!(l.lend(100), Ok(Range::new(506, 511).unwrap()));
+    assert!(l.should_poll(), "the refill mark is reached: time to ask");
+    assert_eq!(l.close_with_unused(2), 2);
     let s = l.stats(0);
-    assert_eq!((s.issued, s.abandoned), (13, 7));
+    assert_eq!((s.issued, s.abandoned), (18, 2));
 }
 
 #[test]
@@ -855,11 +862,11 @@ fn max_outstanding_is_honoured_and_every_grant_has_a_place() {
         let mut l = lease(c);
         let mut next_start = 1;
         let mut issued = 0;
-        // A burst that makes the measured rate high, then a caller that
+        // A burst long enough to be a trusted rate, then a caller that
         // takes nothing while grants keep arriving: ranges pile up waiting,
         // and the engine must stop asking before they outgrow their places.
-        for now in 0..400 {
-            while now < 100 && l.next_id().is_ok() {
+        for now in 0..1_500 {
+            while now < 1_100 && l.next_id().is_ok() {
                 issued += 1;
             }
             let mut sent = 0;
@@ -888,4 +895,224 @@ fn max_outstanding_is_honoured_and_every_grant_has_a_place() {
         }
         assert_eq!(issued, next_start - 1);
     }
+}
+
+/// A lease against an in-memory authority (core's own decision), with a
+/// ledger of every range granted to it.
+struct Bench {
+    lease: Lease,
+    state: NamespaceState,
+    granted: Vec<Range>,
+}
+
+impl Bench {
+    fn new(c: LeaseConfig, space: NamespaceConfig) -> Bench {
+        Bench {
+            lease: Lease::new(c, [5; 16], 0).unwrap(),
+            state: NamespaceState::create(ns(), space),
+            granted: Vec::new(),
+        }
+    }
+
+    fn defaults() -> Bench {
+        let space = NamespaceConfig::new(None, None, None).unwrap();
+        Bench::new(LeaseConfig::new(ns()), space)
+    }
+
+    /// Answers every request at once, as the authority would.
+    fn serve(&mut self, now: u64) {
+        while let Some(out) = send(&mut self.lease, now) {
+            let reply = match decide(&self.state, None, &out.request) {
+                Ok(Decision::New { grant, state }) => {
+                    self.state = state;
+                    self.granted.push(grant.range);
+                    Reply::Grant(GrantReply {
+                        grant,
+                        replayed: false,
+                        capacity: Capacity {
+                            max_count: Some(state.config().max_count()),
+                            remaining: Some(state.remaining()),
+                        },
+                    })
+                }
+                Err(r) => Reply::Refused(Refused {
+                    code: ReplyCode::Known(r.code()),
+                    status: r.code().http_status(),
+                    message: Message::EMPTY,
+                    remaining: match r {
+                        crate::authority::Refusal::Exhausted { remaining } => Some(remaining),
+                        _ => None,
+                    },
+                    retry_after_ms: None,
+                }),
+                other => panic!("{other:?}"),
+            };
+            self.lease.handle_reply(out.ticket, &reply, now);
+        }
+    }
+
+    fn reserved(&self) -> u64 {
+        self.granted.iter().map(|r| r.count()).sum()
+    }
+
+    /// Takes up to `n` IDs at `now` one at a time; returns how many came.
+    fn take_ids(&mut self, n: u64, now: u64) -> u64 {
+        let mut got = 0;
+        while got < n && self.lease.next_id().is_ok() {
+            got += 1;
+        }
+        self.serve(now);
+        got
+    }
+}
+
+#[test]
+fn slow_start_grows_at_most_twofold_within_the_reservation_bound() {
+    let mut b = Bench::defaults();
+    let min = b.lease.config().min_count;
+    b.serve(0);
+    assert_eq!(
+        b.granted,
+        vec![Range::new(1, 1 + min as u128).unwrap()],
+        "the first range is minRangeSize"
+    );
+    let mut returned = 0;
+    // 200 IDs per ms for 900 ms: fast, but not yet a trusted rate.
+    for now in 0..900 {
+        returned += b.take_ids(200, now);
+        let bound = (2 * min).max(4 * returned);
+        assert!(
+            b.reserved() <= bound,
+            "at {now} ms: reserved {} > {bound}",
+            b.reserved()
+        );
+    }
+    for pair in b.granted.windows(2) {
+        assert!(
+            pair[1].count() <= 2 * pair[0].count().max(returned),
+            "{pair:?}"
+        );
+    }
+    assert!(b.granted.len() >= 4, "it grew: {:?}", b.granted);
+    assert_eq!(b.lease.rate(), 0, "not trusted before a second");
+    // After a whole second the rate is trusted and sizes the ranges: 10 s
+    // at 200,000 IDs/s, capped at the default 1,000,000.
+    for now in 900..1_500 {
+        b.take_ids(200, now);
+    }
+    assert!(
+        (150_000..=250_000).contains(&b.lease.rate()),
+        "rate {}",
+        b.lease.rate()
+    );
+    assert_eq!(b.granted.last().unwrap().count(), 1_000_000);
+}
+
+#[test]
+fn a_burst_within_a_millisecond_is_not_a_rate() {
+    let mut b = Bench::defaults();
+    b.serve(0);
+    let mut returned = 0;
+    // A tight loop: everything at t = 1 ms.
+    for _ in 0..200 {
+        returned += b.take_ids(1_000_000, 1);
+    }
+    assert!(returned > 10_000);
+    assert_eq!(b.lease.rate(), 0);
+    assert!(
+        b.reserved() <= 4 * returned,
+        "reserved {} for {returned}",
+        b.reserved()
+    );
+    // The caller stops: nothing more is asked for, however fast it was.
+    let before = b.granted.len();
+    for now in 2..3_000 {
+        b.serve(now);
+    }
+    assert!(b.granted.len() <= before + 1, "{:?}", &b.granted[before..]);
+    let s = b.lease.stats(0);
+    assert_eq!(s.reserved, b.reserved());
+    assert_eq!(s.reserved_ahead, b.reserved() - returned);
+}
+
+#[test]
+fn lifetimes_reserve_at_most_twice_the_minimum_or_four_times_what_they_returned() {
+    for n in [1u64, 10, 100, 10_000, 1_000_000] {
+        let mut b = Bench::defaults();
+        let min = b.lease.config().min_count;
+        let mut returned = 0;
+        let mut now = 0;
+        b.serve(now);
+        // 20,000 IDs per second, the seed's rate per process, in 1 ms ticks.
+        while returned < n {
+            returned += b.take_ids((n - returned).min(20), now);
+            now += 1;
+        }
+        let bound = (2 * min).max(4 * n);
+        assert!(
+            b.reserved() <= bound,
+            "returned {n}: reserved {} > {bound}",
+            b.reserved()
+        );
+        let abandoned = b.lease.close();
+        assert_eq!(abandoned, b.reserved() - n);
+    }
+}
+
+#[test]
+fn a_batch_larger_than_the_range_sizes_the_next_one() {
+    let mut b = Bench::defaults();
+    b.serve(0);
+    assert_eq!(
+        b.lease.take(5_000).map(|r| r.count()),
+        Ok(1_000),
+        "one range at most"
+    );
+    b.serve(1);
+    let next = b.granted.last().unwrap().count();
+    assert!(next >= 5_000, "the next range holds the batch: {next}");
+    assert!(b.lease.take(5_000).map(|r| r.count()).unwrap_or(0) >= 4_000);
+    // Capped by maxRangeSize.
+    let mut c = LeaseConfig::new(ns());
+    c.max_count = 2_000;
+    let mut b = Bench::new(c, NamespaceConfig::new(None, None, None).unwrap());
+    b.serve(0);
+    let _ = b.lease.take(50_000);
+    b.serve(1);
+    assert_eq!(b.granted.last().unwrap().count(), 2_000);
+}
+
+#[test]
+fn a_small_namespace_is_not_eaten_by_starts() {
+    // A 32-bit namespace with a maxCount of 300: each start asks for what
+    // the grants allow, never more than maxCount or 0.1 % of what remains
+    // (but minRangeSize).
+    let space = NamespaceConfig::new(None, Some((1 << 31) - 1), Some(300)).unwrap();
+    let mut c = LeaseConfig::new(ns());
+    c.min_count = 100;
+    let mut b = Bench::new(c, space);
+    b.serve(0);
+    for now in 1..200 {
+        b.take_ids(100, now);
+    }
+    assert!(
+        b.granted.iter().skip(1).all(|r| r.count() <= 300),
+        "{:?}",
+        b.granted
+    );
+    // Near exhaustion: what remains bounds the request.
+    let space = NamespaceConfig::new(Some(1), Some(250_000), None).unwrap();
+    let mut b = Bench::new(LeaseConfig::new(ns()), space);
+    b.serve(0);
+    let mut returned = 0;
+    for now in 1..5_000 {
+        returned += b.take_ids(300, now);
+    }
+    assert!(
+        b.granted.iter().all(|r| r.count() <= 1_000),
+        "0.1 % of 250,000 is below the minimum: {:?}",
+        b.granted
+    );
+    assert_eq!(returned, 250_000, "and every ID is still issued");
+    assert_eq!(b.lease.phase(), Phase::Exhausted);
 }

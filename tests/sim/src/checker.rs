@@ -5,8 +5,9 @@
 //! in a range the authority durably committed to that engine's incarnation,
 //! must not have been issued before by anyone (the full set of issued IDs is
 //! kept, as coalesced intervals), and must never move a range's cursor back.
-//! The world also holds engines to one liveness rule, reported here: a
-//! retry never preempts an attempt that is still running.
+//! The world also holds engines to two more rules, reported here: a retry
+//! never preempts an attempt that is still running, and an incarnation in
+//! slow start never has more committed to it than its reservation bound.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -45,6 +46,19 @@ pub enum Violation {
         /// How long after the previous attempt it went out, in ms.
         after_ms: u64,
     },
+    /// An incarnation in slow start (younger than the time a rate needs to
+    /// be trusted) had more committed to it than its reservation bound:
+    /// `max(2 * min_count, 4 * issued)` plus a batch allowance.
+    OverReserved {
+        /// The incarnation.
+        incarnation: String,
+        /// IDs committed to it.
+        reserved: u64,
+        /// IDs it had issued.
+        issued: u64,
+        /// The bound.
+        bound: u64,
+    },
     /// An engine issued an ID at or below one it issued before from the
     /// same range: its cursor went back.
     CursorReset {
@@ -76,6 +90,15 @@ impl fmt::Display for Violation {
                 f,
                 "r{request} attempt {attempt} went out {after_ms} ms after the attempt before it, \
                  which had neither failed nor timed out"
+            ),
+            Violation::OverReserved {
+                incarnation,
+                reserved,
+                issued,
+                bound,
+            } => write!(
+                f,
+                "incarnation {incarnation} in slow start had {reserved} IDs committed after issuing {issued} (bound {bound})"
             ),
             Violation::CursorReset { id, high } => {
                 write!(

@@ -22,7 +22,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
 use rangeid_core::authority::{GrantRequest, NamespaceConfig, NamespaceState, NamespaceStatus};
-use rangeid_core::lease::{IssueError, Lease, LeaseConfig};
+use rangeid_core::lease::{IssueError, Lease, LeaseConfig, MAX_OUTSTANDING, TRUST_MS};
 use rangeid_core::reply::Capacity;
 use rangeid_core::wire::{ErrorReply, HttpAnswer};
 use rangeid_core::{Action, ErrorCode, Grant, GrantReply, Namespace, Range, Reply, Ticket};
@@ -251,6 +251,17 @@ enum Wire {
     NoAnswer,
 }
 
+/// What the world knows of one incarnation, to hold it to its reservation
+/// bound while in slow start.
+#[derive(Clone, Copy, Default)]
+struct Book {
+    born: u64,
+    issued: u64,
+    // The largest batch that came back short.
+    largest_batch: u64,
+    committed: u64,
+}
+
 /// Retry-After is in seconds; the simulation's clock runs this many ms to
 /// one such second, so a Retry-After matters without stalling the run.
 const SIM_SECOND_MS: u64 = 5;
@@ -261,6 +272,9 @@ struct Generator {
     random: [u8; 16],
     engine: u64,
     per_ms: u64,
+    // A sparse generator takes IDs on one tick in 20 only: a process that
+    // serves little, whose reservations slow start must keep small.
+    sparse: bool,
     paused_until: u64,
     // Attempts in flight, and those cancelled.
     live: BTreeSet<Ticket>,
@@ -285,6 +299,7 @@ pub struct World {
     gens: Vec<Generator>,
     engines: u64,
     checker: Checker,
+    books: HashMap<rangeid_core::Incarnation, Book>,
     report: Report,
     namespace: Namespace,
     trace: Option<Vec<String>>,
@@ -324,6 +339,7 @@ impl World {
             gens: Vec::new(),
             engines: 0,
             checker: Checker::new(),
+            books: HashMap::new(),
             report: Report::default(),
             namespace,
             trace: None,
@@ -388,11 +404,19 @@ impl World {
         let random = reuse.unwrap_or_else(|| self.rng.bytes16());
         let lease = Lease::new(lease_config(self.namespace), random, self.now)
             .unwrap_or_else(|e| panic!("lease config: {e}"));
+        self.books.insert(
+            *lease.incarnation(),
+            Book {
+                born: self.now,
+                ..Book::default()
+            },
+        );
         Generator {
             lease,
             random,
             engine: self.engines,
             per_ms: self.rng.between(1, 40),
+            sparse: self.rng.chance(250_000),
             paused_until: 0,
             live: BTreeSet::new(),
             cancelled: BTreeSet::new(),
@@ -434,6 +458,7 @@ impl World {
                     if epoch == self.authority.epoch() {
                         if let Some(grant) = self.authority.commit_one() {
                             self.checker.committed(grant.range, grant.incarnation)?;
+                            self.check_reservation(&grant)?;
                             self.note(|| {
                                 format!(
                                     "authority commits {} for {}/{}",
@@ -524,6 +549,31 @@ impl World {
                 let answer = HttpAnswer::refusal(&refusal);
                 self.send_reply(slot, engine, ticket, (None, None), answer, 0);
             }
+        }
+        Ok(())
+    }
+
+    /// Holds an incarnation in slow start to its reservation bound: what
+    /// is committed to it stays within `max(2 * min, 4 * issued)`, plus a
+    /// batch per request in flight when it asked for batches.
+    fn check_reservation(&mut self, grant: &Grant) -> Result<(), Violation> {
+        let config = lease_config(self.namespace);
+        let Some(book) = self.books.get_mut(&grant.incarnation) else {
+            return Ok(());
+        };
+        book.committed += grant.range.count();
+        if self.now.saturating_sub(book.born) >= TRUST_MS || self.scenario.reuse_incarnation {
+            return Ok(());
+        }
+        let batches = book.largest_batch.min(config.max_count) * MAX_OUTSTANDING as u64;
+        let bound = (2 * config.min_count).max(4 * book.issued) + batches;
+        if book.committed > bound {
+            return Err(Violation::OverReserved {
+                incarnation: grant.incarnation.to_string(),
+                reserved: book.committed,
+                issued: book.issued,
+                bound,
+            });
         }
         Ok(())
     }
@@ -754,14 +804,21 @@ impl World {
         }
         let batchy = self.rng.chance(300_000);
         let mut want = self.rng.between(0, self.gens[slot].per_ms * 2 + 1);
+        if self.gens[slot].sparse && !self.rng.chance(50_000) {
+            want = 0;
+        }
         if batchy && self.rng.chance(20_000) {
             // A hoarder: takes whole ranges at once, as the JS driver does
             // for its local block, so installed ranges pile up behind.
             want += 2_000;
         }
         let g = &mut self.gens[slot];
+        let book = self.books.entry(*g.lease.incarnation()).or_default();
         let mut left = want;
         while left > 0 {
+            // A batch that comes back short (or not at all) lets the engine
+            // size its next range to hold it: the bound allows for that.
+            let asked = left;
             let got = if batchy {
                 g.lease.take(left)
             } else {
@@ -774,8 +831,17 @@ impl World {
                     left -= batch.count();
                     self.checker
                         .issued_batch(g.engine, g.lease.incarnation(), batch)?;
+                    book.issued += batch.count();
+                    if batchy && batch.count() < asked {
+                        book.largest_batch = book.largest_batch.max(asked);
+                    }
                 }
-                Err(IssueError::Unavailable | IssueError::Frozen | IssueError::Exhausted) => break,
+                Err(IssueError::Unavailable | IssueError::Frozen | IssueError::Exhausted) => {
+                    if batchy {
+                        book.largest_batch = book.largest_batch.max(asked);
+                    }
+                    break;
+                }
                 Err(IssueError::Failed(_)) => {
                     // Refused for good (a request conflict, say): this
                     // generator is finished until a restart replaces it.
