@@ -11,7 +11,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use rangeid_core::authority::{decide, Decision, NamespaceConfig, NamespaceState};
+use rangeid_core::authority::{decide, Decision, NamespaceConfig, NamespaceState, Owner};
 use rangeid_core::reply::Capacity;
 use rangeid_core::{Action, AtomicCursor, GrantReply, Lease, LeaseConfig, Namespace, Range, Reply};
 
@@ -49,8 +49,8 @@ fn loaded_lease() -> Lease {
     let Some(Action::Send(out)) = lease.poll(0) else {
         panic!("a new engine asks for a range");
     };
-    let Ok(Decision::New { grant, .. }) =
-        decide(&NamespaceState::create(ns, space), None, &out.request)
+    let state = NamespaceState::create(ns, space).unfenced();
+    let Ok(Decision::New { grant, .. }) = decide(&state, None, &out.request, &Owner::new("bench"))
     else {
         panic!("the bench namespace grants");
     };

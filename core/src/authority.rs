@@ -10,6 +10,11 @@ use core::fmt;
 use crate::code::ErrorCode;
 use crate::names::{Incarnation, Namespace, RequestId};
 use crate::range::{Range, BOUND_LIMIT};
+use crate::text::Text;
+
+/// Who made a request: the `sub` of the token it came with (at most 128
+/// bytes). A committed grant is replayed only to its owner.
+pub type Owner = Text<128>;
 
 /// Why a namespace configuration is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,6 +25,9 @@ pub enum ConfigError {
     FirstAboveMax,
     /// `maxCount` is 0: no request could ever be granted.
     ZeroMaxCount,
+    /// `maxCount` is above [`NamespaceConfig::MAX_COUNT_LIMIT`]: a count
+    /// that large is not exact as a JS number.
+    MaxCountTooLarge,
 }
 
 impl fmt::Display for ConfigError {
@@ -28,13 +36,15 @@ impl fmt::Display for ConfigError {
             ConfigError::ZeroFirst => "first must be at least 1",
             ConfigError::FirstAboveMax => "first must not be greater than max",
             ConfigError::ZeroMaxCount => "maxCount must be at least 1",
+            ConfigError::MaxCountTooLarge => "maxCount must be at most 9007199254740991 (2^53 - 1)",
         })
     }
 }
 
 /// The fixed bounds of a namespace, validated at creation.
 ///
-/// Guaranteed: `1 <= first <= max` and `max_count >= 1`.
+/// Guaranteed: `1 <= first <= max` and
+/// `1 <= max_count <= MAX_COUNT_LIMIT`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NamespaceConfig {
     first: u64,
@@ -50,6 +60,9 @@ impl NamespaceConfig {
     pub const DEFAULT_MAX: u64 = (1 << 53) - 1;
     /// The largest request a namespace accepts when none is given.
     pub const DEFAULT_MAX_COUNT: u64 = 10_000_000;
+    /// The largest `maxCount` a namespace may have: 2^53 - 1, so every
+    /// count on the wire is exact as a JS number.
+    pub const MAX_COUNT_LIMIT: u64 = (1 << 53) - 1;
 
     /// Validates a configuration; absent fields take the defaults.
     pub fn new(
@@ -68,6 +81,9 @@ impl NamespaceConfig {
         }
         if max_count == 0 {
             return Err(ConfigError::ZeroMaxCount);
+        }
+        if max_count > Self::MAX_COUNT_LIMIT {
+            return Err(ConfigError::MaxCountTooLarge);
         }
         Ok(NamespaceConfig {
             first,
@@ -130,28 +146,36 @@ impl NamespaceStatus {
 pub enum StateError {
     /// `next` lies outside `first..=max + 1`.
     NextOutOfBounds,
+    /// `fence` lies outside `first..=max + 1`.
+    FenceOutOfBounds,
 }
 
 /// A namespace's committed allocation state.
 ///
-/// Guaranteed: `first <= next <= max + 1`. Every ID below `next` may have
-/// been granted; every ID from `next` to `max` never was.
+/// Guaranteed: `first <= next <= max + 1` and `first <= fence <= max + 1`.
+/// Every ID below `next` may have been granted; every ID from `next` to
+/// `max` never was. No grant ends above `fence`, the high-water mark the
+/// witness acknowledged (see [`crate::fence`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NamespaceState {
     name: Namespace,
     config: NamespaceConfig,
     next: u128,
     status: NamespaceStatus,
+    fence: u128,
 }
 
 impl NamespaceState {
-    /// A new, active namespace whose next grant starts at `first`.
+    /// A new, active namespace whose next grant starts at `first`, with its
+    /// fence at `first`: nothing may be granted before the witness
+    /// acknowledges a mark.
     pub fn create(name: Namespace, config: NamespaceConfig) -> NamespaceState {
         NamespaceState {
             name,
             config,
             next: u128::from(config.first),
             status: NamespaceStatus::Active,
+            fence: u128::from(config.first),
         }
     }
 
@@ -161,16 +185,53 @@ impl NamespaceState {
         config: NamespaceConfig,
         next: u128,
         status: NamespaceStatus,
+        fence: u128,
     ) -> Result<NamespaceState, StateError> {
-        if next < u128::from(config.first) || next > u128::from(config.max) + 1 {
+        let (first, end) = (u128::from(config.first), u128::from(config.max) + 1);
+        if next < first || next > end {
             return Err(StateError::NextOutOfBounds);
+        }
+        if fence < first || fence > end {
+            return Err(StateError::FenceOutOfBounds);
         }
         Ok(NamespaceState {
             name,
             config,
             next,
             status,
+            fence,
         })
+    }
+
+    /// The mark no grant may end above.
+    pub const fn fence(&self) -> u128 {
+        self.fence
+    }
+
+    /// The same state with its fence moved up to `mark` (never down; capped
+    /// at `max + 1`). Only a mark the witness acknowledged may be recorded.
+    pub fn with_fence(&self, mark: u128) -> NamespaceState {
+        let end = u128::from(self.config.max) + 1;
+        NamespaceState {
+            fence: self.fence.max(mark.min(end)),
+            ..*self
+        }
+    }
+
+    /// The same state without a fence (at `max + 1`): for a model or a
+    /// benchmark with no witness, never for an authority.
+    pub fn unfenced(&self) -> NamespaceState {
+        self.with_fence(u128::MAX)
+    }
+
+    /// The same state with `next` moved up to `to` (never down; capped at
+    /// `max + 1`), as a start that skips to the witness's mark does.
+    pub fn skip_to(&self, to: u128) -> NamespaceState {
+        let end = u128::from(self.config.max) + 1;
+        NamespaceState {
+            next: self.next.max(to.min(end)),
+            ..*self
+        }
     }
 
     /// The namespace's name.
@@ -294,6 +355,24 @@ pub enum Decision {
     /// The request was already granted: reply with the stored grant again,
     /// writing nothing.
     Replay(Grant),
+    /// The range would end above the fence: have the witness raise its
+    /// mark to at least `at_least` (and a chunk beyond, see
+    /// [`crate::fence::target`]), record the acknowledged mark, then decide
+    /// again. Nothing is written now.
+    RaiseFence {
+        /// The end the range needs.
+        at_least: u128,
+    },
+}
+
+/// A committed grant as the authority stores it: the grant and who made
+/// the request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoredGrant {
+    /// The grant.
+    pub grant: Grant,
+    /// The requester's token `sub`.
+    pub owner: Owner,
 }
 
 /// Why a request is refused. Nothing is written for a refusal.
@@ -308,6 +387,9 @@ pub enum Refusal {
     WrongNamespace,
     /// The request key was used before with another count or namespace.
     Conflict,
+    /// The request key was granted to another requester (`sub`): a replay
+    /// belongs to its caller, so the range is never shown to anyone else.
+    NotOwner,
     /// Fewer than `count` IDs remain; the request is refused whole.
     Exhausted {
         /// Exactly how many IDs remain.
@@ -323,6 +405,7 @@ impl Refusal {
         match self {
             Refusal::BadCount { .. } | Refusal::WrongNamespace => ErrorCode::InvalidRequest,
             Refusal::Conflict => ErrorCode::RequestConflict,
+            Refusal::NotOwner => ErrorCode::RequestOwnerMismatch,
             Refusal::Exhausted { .. } => ErrorCode::NamespaceExhausted,
             Refusal::Frozen => ErrorCode::NamespaceFrozen,
         }
@@ -339,6 +422,9 @@ impl fmt::Display for Refusal {
             Refusal::Conflict => {
                 f.write_str("requestId was already used with a different count or namespace")
             }
+            Refusal::NotOwner => f.write_str(
+                "requestId was already used by another caller; use your own request ids",
+            ),
             Refusal::Exhausted { remaining } => {
                 write!(f, "only {remaining} IDs remain in the namespace")
             }
@@ -347,30 +433,37 @@ impl fmt::Display for Refusal {
     }
 }
 
-/// Decides a range request against the committed state and the grant
-/// stored under the request's `(incarnation, request_id)`, if any.
+/// Decides a range request from `owner` against the committed state and
+/// the grant stored under the request's `(incarnation, request_id)`, if
+/// any.
 ///
 /// Guaranteed: a `New` range starts at `state.next()`, ends at or before
-/// `max + 1`, and is exactly `count` long; a request whose key was granted
-/// before gets that grant back (also while frozen), or `Conflict` if the
-/// count or namespace differ. Nothing is ever cut short or wrapped.
+/// both `max + 1` and the fence, and is exactly `count` long; a range that
+/// would end above the fence is `RaiseFence`, never granted; a request
+/// whose key was granted before gets that grant back (also while frozen)
+/// when it comes from the same owner with the same count and namespace,
+/// `NotOwner` from another owner, and `Conflict` otherwise. Nothing is ever
+/// cut short or wrapped.
 pub fn decide(
     state: &NamespaceState,
-    stored: Option<&Grant>,
+    stored: Option<&StoredGrant>,
     request: &GrantRequest,
+    owner: &Owner,
 ) -> Result<Decision, Refusal> {
     let max_count = state.config.max_count;
     if request.count == 0 || request.count > max_count {
         return Err(Refusal::BadCount { max_count });
     }
     if let Some(stored) = stored {
+        let grant = &stored.grant;
         let same_key =
-            stored.incarnation == request.incarnation && stored.request_id == request.request_id;
-        if same_key
-            && stored.namespace == request.namespace
-            && stored.range.count() == request.count
+            grant.incarnation == request.incarnation && grant.request_id == request.request_id;
+        if same_key && stored.owner != *owner {
+            return Err(Refusal::NotOwner);
+        }
+        if same_key && grant.namespace == request.namespace && grant.range.count() == request.count
         {
-            return Ok(Decision::Replay(*stored));
+            return Ok(Decision::Replay(*grant));
         }
         return Err(Refusal::Conflict);
     }
@@ -389,6 +482,11 @@ pub fn decide(
     let range =
         Range::with_count(start, request.count).map_err(|_| Refusal::Exhausted { remaining })?;
     debug_assert!(range.end() <= BOUND_LIMIT);
+    if range.end() > state.fence {
+        return Ok(Decision::RaiseFence {
+            at_least: range.end(),
+        });
+    }
     Ok(Decision::New {
         grant: Grant {
             namespace: request.namespace,
@@ -407,9 +505,18 @@ pub fn decide(
 mod tests {
     use super::*;
 
+    /// An unfenced state: the fence has its own tests below.
     fn ns(name: &str, first: u64, max: u64, max_count: u64) -> NamespaceState {
         let config = NamespaceConfig::new(Some(first), Some(max), Some(max_count)).unwrap();
-        NamespaceState::create(Namespace::new(name).unwrap(), config)
+        NamespaceState::create(Namespace::new(name).unwrap(), config).unfenced()
+    }
+
+    fn me() -> Owner {
+        Owner::new("generator-a")
+    }
+
+    fn mine(grant: Grant) -> StoredGrant {
+        StoredGrant { grant, owner: me() }
     }
 
     fn req(name: &str, inc: &str, id: &str, count: u64) -> GrantRequest {
@@ -431,15 +538,25 @@ mod tests {
     #[test]
     fn seed_example_grants_1001_to_11001() {
         let s = ns("orders", 1001, NamespaceConfig::DEFAULT_MAX, 10_000);
-        let (g, s2) = granted(decide(&s, None, &req("orders", "A9", "r17", 10_000)));
+        let (g, s2) = granted(decide(&s, None, &req("orders", "A9", "r17", 10_000), &me()));
         assert_eq!((g.range.start(), g.range.end()), (1001, 11001));
         assert_eq!(s2.next(), 11001);
         assert_eq!(
-            decide(&s2, Some(&g), &req("orders", "A9", "r17", 10_000)),
+            decide(
+                &s2,
+                Some(&mine(g)),
+                &req("orders", "A9", "r17", 10_000),
+                &me()
+            ),
             Ok(Decision::Replay(g))
         );
         assert_eq!(
-            decide(&s2, Some(&g), &req("orders", "A9", "r17", 9_999)),
+            decide(
+                &s2,
+                Some(&mine(g)),
+                &req("orders", "A9", "r17", 9_999),
+                &me()
+            ),
             Err(Refusal::Conflict)
         );
     }
@@ -463,7 +580,13 @@ mod tests {
             NamespaceConfig::new(None, None, Some(0)),
             Err(ConfigError::ZeroMaxCount)
         );
-        let full = NamespaceConfig::new(Some(1), Some(u64::MAX), Some(u64::MAX)).unwrap();
+        let limit = NamespaceConfig::MAX_COUNT_LIMIT;
+        assert!(NamespaceConfig::new(None, None, Some(limit)).is_ok());
+        assert_eq!(
+            NamespaceConfig::new(None, None, Some(limit + 1)),
+            Err(ConfigError::MaxCountTooLarge)
+        );
+        let full = NamespaceConfig::new(Some(1), Some(u64::MAX), Some(limit)).unwrap();
         assert_eq!(full.capacity(), u128::from(u64::MAX));
     }
 
@@ -471,15 +594,15 @@ mod tests {
     fn counts_out_of_bounds_are_invalid() {
         let s = ns("orders", 1, 100, 10);
         assert_eq!(
-            decide(&s, None, &req("orders", "a", "r", 0)),
+            decide(&s, None, &req("orders", "a", "r", 0), &me()),
             Err(Refusal::BadCount { max_count: 10 })
         );
         assert_eq!(
-            decide(&s, None, &req("orders", "a", "r", 11)),
+            decide(&s, None, &req("orders", "a", "r", 11), &me()),
             Err(Refusal::BadCount { max_count: 10 })
         );
         assert_eq!(
-            decide(&s, None, &req("other", "a", "r", 1)),
+            decide(&s, None, &req("other", "a", "r", 1), &me()),
             Err(Refusal::WrongNamespace)
         );
     }
@@ -487,47 +610,48 @@ mod tests {
     #[test]
     fn exhaustion_is_exact_and_never_cut() {
         let s = ns("n", 1, 10, 100);
-        let (_, s) = granted(decide(&s, None, &req("n", "a", "r1", 8)));
+        let (_, s) = granted(decide(&s, None, &req("n", "a", "r1", 8), &me()));
         assert_eq!(s.remaining(), 2);
         assert_eq!(
-            decide(&s, None, &req("n", "a", "r2", 3)),
+            decide(&s, None, &req("n", "a", "r2", 3), &me()),
             Err(Refusal::Exhausted { remaining: 2 })
         );
-        let (g, s) = granted(decide(&s, None, &req("n", "a", "r3", 2)));
+        let (g, s) = granted(decide(&s, None, &req("n", "a", "r3", 2), &me()));
         assert_eq!((g.range.start(), g.range.last()), (9, 10));
         assert_eq!(s.next(), 11);
         assert_eq!(
-            decide(&s, None, &req("n", "a", "r4", 1)),
+            decide(&s, None, &req("n", "a", "r4", 1), &me()),
             Err(Refusal::Exhausted { remaining: 0 })
         );
     }
 
     #[test]
     fn exhaustion_at_u64_max() {
-        let s = ns("top", u64::MAX - 4, u64::MAX, u64::MAX);
-        let (g, s) = granted(decide(&s, None, &req("top", "a", "r1", 5)));
+        let s = ns("top", u64::MAX - 4, u64::MAX, 5);
+        let (g, s) = granted(decide(&s, None, &req("top", "a", "r1", 5), &me()));
         assert_eq!(g.range.last(), u64::MAX);
         assert_eq!(g.range.end(), BOUND_LIMIT);
         assert_eq!(s.next(), BOUND_LIMIT);
         assert_eq!(s.remaining(), 0);
         assert_eq!(
-            decide(&s, None, &req("top", "a", "r2", 1)),
+            decide(&s, None, &req("top", "a", "r2", 1), &me()),
             Err(Refusal::Exhausted { remaining: 0 })
         );
         // The replay still answers at the very top.
         assert_eq!(
-            decide(&s, Some(&g), &req("top", "a", "r1", 5)),
+            decide(&s, Some(&mine(g)), &req("top", "a", "r1", 5), &me()),
             Ok(Decision::Replay(g))
         );
     }
 
     #[test]
-    fn a_whole_u64_space_in_one_grant() {
-        let s = ns("all", 1, u64::MAX, u64::MAX);
-        let (g, s) = granted(decide(&s, None, &req("all", "a", "r1", u64::MAX)));
+    fn the_largest_grant_ends_at_u64_max() {
+        let limit = NamespaceConfig::MAX_COUNT_LIMIT;
+        let s = ns("all", u64::MAX - limit + 1, u64::MAX, limit);
+        let (g, s) = granted(decide(&s, None, &req("all", "a", "r1", limit), &me()));
         assert_eq!(
             (g.range.start(), g.range.last(), g.range.count()),
-            (1, u64::MAX, u64::MAX)
+            (u64::MAX - limit + 1, u64::MAX, limit)
         );
         assert_eq!(s.remaining(), 0);
     }
@@ -536,7 +660,7 @@ mod tests {
     fn around_two_to_the_53_and_63() {
         for edge in [(1u64 << 53) - 1, 1 << 53, 1 << 63] {
             let s = ns("e", edge - 1, u64::MAX, 10);
-            let (g, _) = granted(decide(&s, None, &req("e", "a", "r", 3)));
+            let (g, _) = granted(decide(&s, None, &req("e", "a", "r", 3), &me()));
             assert_eq!((g.range.start(), g.range.last()), (edge - 1, edge + 1));
         }
     }
@@ -544,14 +668,14 @@ mod tests {
     #[test]
     fn frozen_refuses_new_but_replays_old() {
         let s = ns("f", 1, 100, 10);
-        let (g, s) = granted(decide(&s, None, &req("f", "a", "r1", 5)));
+        let (g, s) = granted(decide(&s, None, &req("f", "a", "r1", 5), &me()));
         let frozen = s.with_status(NamespaceStatus::Frozen);
         assert_eq!(
-            decide(&frozen, None, &req("f", "a", "r2", 5)),
+            decide(&frozen, None, &req("f", "a", "r2", 5), &me()),
             Err(Refusal::Frozen)
         );
         assert_eq!(
-            decide(&frozen, Some(&g), &req("f", "a", "r1", 5)),
+            decide(&frozen, Some(&mine(g)), &req("f", "a", "r1", 5), &me()),
             Ok(Decision::Replay(g))
         );
     }
@@ -559,7 +683,7 @@ mod tests {
     #[test]
     fn floor_moves_up_only() {
         let s = ns("fl", 10, 100, 10);
-        let (_, s) = granted(decide(&s, None, &req("fl", "a", "r1", 5)));
+        let (_, s) = granted(decide(&s, None, &req("fl", "a", "r1", 5), &me()));
         assert_eq!(s.raise_floor(14), Err(FloorError::BelowNext { next: 15 }));
         assert_eq!(s.raise_floor(15).map(|s| s.next()), Ok(15));
         assert_eq!(s.raise_floor(50).map(|s| s.next()), Ok(50));
@@ -572,18 +696,80 @@ mod tests {
     }
 
     #[test]
+    fn a_replay_belongs_to_its_owner() {
+        let s = ns("o", 1, 100, 10);
+        let (g, s) = granted(decide(&s, None, &req("o", "a", "r1", 5), &me()));
+        let other = Owner::new("generator-b");
+        assert_eq!(
+            decide(&s, Some(&mine(g)), &req("o", "a", "r1", 5), &other),
+            Err(Refusal::NotOwner),
+            "another sub never gets the range"
+        );
+        assert_eq!(
+            decide(&s, Some(&mine(g)), &req("o", "a", "r1", 4), &other),
+            Err(Refusal::NotOwner),
+            "nor learns whether its count matched"
+        );
+        assert_eq!(Refusal::NotOwner.code(), ErrorCode::RequestOwnerMismatch);
+        assert_eq!(
+            decide(&s, Some(&mine(g)), &req("o", "a", "r1", 5), &me()),
+            Ok(Decision::Replay(g))
+        );
+    }
+
+    #[test]
+    fn nothing_is_granted_past_the_fence() {
+        let config = NamespaceConfig::new(Some(1), Some(100), Some(50)).unwrap();
+        let fresh = NamespaceState::create(Namespace::new("f").unwrap(), config);
+        assert_eq!(
+            fresh.fence(),
+            1,
+            "a new namespace is fenced at its first ID"
+        );
+        assert_eq!(
+            decide(&fresh, None, &req("f", "a", "r1", 10), &me()),
+            Ok(Decision::RaiseFence { at_least: 11 })
+        );
+        let s = fresh.with_fence(11);
+        let (g, s) = granted(decide(&s, None, &req("f", "a", "r1", 10), &me()));
+        assert_eq!(g.range.end(), 11, "up to the fence exactly");
+        assert_eq!(
+            decide(&s, None, &req("f", "a", "r2", 1), &me()),
+            Ok(Decision::RaiseFence { at_least: 12 })
+        );
+        // Replays need no fence; fences never move down; they stop at max + 1.
+        assert_eq!(
+            decide(&s, Some(&mine(g)), &req("f", "a", "r1", 10), &me()),
+            Ok(Decision::Replay(g))
+        );
+        assert_eq!(s.with_fence(5).fence(), 11);
+        assert_eq!(s.with_fence(1_000).fence(), 101);
+        // A floor past the fence still needs the fence raised.
+        let floored = s.raise_floor(60).unwrap();
+        assert_eq!(
+            decide(&floored, None, &req("f", "a", "r3", 1), &me()),
+            Ok(Decision::RaiseFence { at_least: 61 })
+        );
+    }
+
+    #[test]
     fn load_checks_the_invariant() {
         let c = NamespaceConfig::new(Some(5), Some(10), None).unwrap();
         let n = Namespace::new("l").unwrap();
-        assert!(NamespaceState::load(n, c, 5, NamespaceStatus::Active).is_ok());
-        assert!(NamespaceState::load(n, c, 11, NamespaceStatus::Active).is_ok());
+        let a = NamespaceStatus::Active;
+        assert!(NamespaceState::load(n, c, 5, a, 5).is_ok());
+        assert!(NamespaceState::load(n, c, 11, a, 11).is_ok());
         assert_eq!(
-            NamespaceState::load(n, c, 4, NamespaceStatus::Active),
+            NamespaceState::load(n, c, 4, a, 5),
             Err(StateError::NextOutOfBounds)
         );
         assert_eq!(
-            NamespaceState::load(n, c, 12, NamespaceStatus::Active),
+            NamespaceState::load(n, c, 12, a, 5),
             Err(StateError::NextOutOfBounds)
+        );
+        assert_eq!(
+            NamespaceState::load(n, c, 5, a, 12),
+            Err(StateError::FenceOutOfBounds)
         );
     }
 

@@ -52,6 +52,8 @@ error_codes! {
     MethodNotAllowed = "method_not_allowed", 405;
     /// The request id was already used with a different count or namespace.
     RequestConflict = "request_conflict", 409;
+    /// The request id was granted to another caller (another token `sub`).
+    RequestOwnerMismatch = "request_owner_mismatch", 403;
     /// Not enough IDs remain for the request; nothing was granted.
     NamespaceExhausted = "namespace_exhausted", 409;
     /// A namespace of that name already exists.

@@ -96,15 +96,31 @@ pub struct Decimal {
 impl Decimal {
     /// Formats `value` in canonical decimal.
     pub fn new(value: impl Into<u128>) -> Self {
-        let mut value: u128 = value.into();
+        let value: u128 = value.into();
         let mut buf = [0u8; 39];
         let mut from = buf.len();
-        loop {
-            from -= 1;
-            buf[from] = b'0' + (value % 10) as u8;
-            value /= 10;
-            if value == 0 {
-                break;
+        // Values that fit a u64 (every ID) are formatted with u64 division:
+        // cheaper, and a client that formats only those carries no 128-bit
+        // division at all.
+        match u64::try_from(value) {
+            Ok(mut v) => loop {
+                from -= 1;
+                buf[from] = b'0' + (v % 10) as u8;
+                v /= 10;
+                if v == 0 {
+                    break;
+                }
+            },
+            Err(_) => {
+                let mut v = value;
+                loop {
+                    from -= 1;
+                    buf[from] = b'0' + (v % 10) as u8;
+                    v /= 10;
+                    if v == 0 {
+                        break;
+                    }
+                }
             }
         }
         Decimal {

@@ -17,6 +17,9 @@
 //!   retries, configuration limits).
 //! - [`reply`]: `Reply`, what a client makes of any HTTP answer, and
 //!   `Disposition`, what it does about a refusal.
+//! - [`fence`]: the restore fence: how far the witness's mark must be
+//!   ahead, and what a start does with it.
+//! - [`text`]: `Text<N>`, a bounded string that needs no heap.
 //! - [`cursor`]: `AtomicCursor`, lock-free issuing for native threads.
 //! - [`wire`] (feature `serde`): the JSON request, grant and error types,
 //!   and the authority's answer encoder.
@@ -36,10 +39,12 @@ pub mod authority;
 pub mod code;
 pub mod cursor;
 pub mod decimal;
+pub mod fence;
 pub mod lease;
 pub mod names;
 pub mod range;
 pub mod reply;
+pub mod text;
 #[cfg(feature = "serde")]
 pub mod wire;
 

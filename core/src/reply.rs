@@ -11,11 +11,12 @@
 //!   again under the same request id.
 //!
 //! Parsing is lenient where a newer authority may add things and strict
-//! where a value matters: unknown fields are ignored, an unknown error code
-//! is kept as text and classified by status (4xx final; 429 and 5xx
-//! retried), and an unreadable 200 is retried, because it may carry a
-//! committed grant that a replay will return. A non-JSON 4xx is final; a
-//! non-JSON 429 or 5xx is retried. ID fields must still be canonical
+//! where a value matters: unknown fields are ignored (and fields of an
+//! unexpected type, but the code), an unknown error code is kept as text
+//! and classified by status (4xx final; 408, 429 and 5xx retried), and an
+//! unreadable 200 is retried, because it may carry a committed grant that a
+//! replay will return. A non-JSON 4xx is final; a non-JSON 408, 429 or 5xx
+//! is retried. ID fields must still be canonical
 //! decimal strings and `count` must equal `end - start`.
 
 use core::fmt;
@@ -23,67 +24,14 @@ use core::fmt;
 use crate::authority::Grant;
 use crate::code::ErrorCode;
 use crate::names::CodeText;
+pub use crate::text::Text;
 
 /// The longest message kept from an answer, in bytes; longer ones are cut
 /// at a character boundary.
 pub const MESSAGE_MAX: usize = 240;
 
-/// A short text of at most `N` bytes kept without allocating, cut at a
-/// character boundary.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Text<const N: usize> {
-    len: u8,
-    bytes: [u8; N],
-}
-
 /// The authority's message, as a client keeps it.
 pub type Message = Text<MESSAGE_MAX>;
-
-impl<const N: usize> Text<N> {
-    /// The empty text.
-    pub const EMPTY: Text<N> = Text {
-        len: 0,
-        bytes: [0; N],
-    };
-
-    /// `text`, cut to at most `N` (and 255) bytes at a character boundary.
-    pub fn new(text: &str) -> Text<N> {
-        let mut end = text.len().min(N).min(255);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        let mut bytes = [0u8; N];
-        bytes[..end].copy_from_slice(&text.as_bytes()[..end]);
-        Text {
-            len: end as u8,
-            bytes,
-        }
-    }
-
-    /// The text.
-    pub fn as_str(&self) -> &str {
-        // Only whole characters of a `str` are ever stored.
-        core::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or("")
-    }
-}
-
-impl<const N: usize> Default for Text<N> {
-    fn default() -> Text<N> {
-        Text::EMPTY
-    }
-}
-
-impl<const N: usize> fmt::Debug for Text<N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), f)
-    }
-}
-
-impl<const N: usize> fmt::Display for Text<N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// An error code as a client reads it: one this version knows, or the text
 /// of one it does not (from a newer authority).
@@ -152,7 +100,9 @@ pub struct Refused {
     pub code: ReplyCode,
     /// The HTTP status it came with.
     pub status: u16,
-    /// The authority's message (empty when it sent none).
+    /// The authority's message (empty when it sent none), as it stands
+    /// between the quotes of its JSON string: escape sequences such as
+    /// `\"` are not decoded (a display decodes them).
     pub message: Message,
     /// For `namespace_exhausted`: exactly how many IDs remain.
     pub remaining: Option<u64>,
@@ -230,8 +180,11 @@ impl Refused {
         match self.code {
             ReplyCode::Known(ErrorCode::Unavailable) => Disposition::Retry,
             ReplyCode::Known(ErrorCode::NamespaceFrozen) => Disposition::Frozen,
-            ReplyCode::Known(ErrorCode::NamespaceExhausted) => Disposition::Exhausted {
-                remaining: self.remaining.unwrap_or(0),
+            ReplyCode::Known(ErrorCode::NamespaceExhausted) => match self.remaining {
+                Some(remaining) => Disposition::Exhausted { remaining },
+                // The authority always says how much remains; without it the
+                // answer cannot be trusted to be final.
+                None => Disposition::Retry,
             },
             ReplyCode::Known(ErrorCode::Unauthenticated) => Disposition::Reauthenticate,
             ReplyCode::Known(_) => Disposition::Final,
@@ -241,9 +194,9 @@ impl Refused {
     }
 }
 
-/// 429 and every 5xx: statuses that say "later", whatever the body.
+/// 408, 429 and every 5xx: statuses that say "later", whatever the body.
 const fn retried_status(status: u16) -> bool {
-    status == 429 || status >= 500
+    matches!(status, 408 | 429 | 500..=599)
 }
 
 impl Reply {
@@ -257,9 +210,9 @@ impl Reply {
     }
 
     /// The outcome of an answer whose body was not JSON a rangeid authority
-    /// writes: final for a 4xx other than 429 (the code follows the status:
-    /// 401 `unauthenticated`, 403 `forbidden`, 404 `not_found`, ...),
-    /// retried otherwise.
+    /// writes: final for a 4xx other than 408 and 429 (the code follows the
+    /// status: 401 `unauthenticated`, 403 `forbidden`, 404 `not_found`,
+    /// ...), retried otherwise.
     pub fn not_rangeid(status: u16, retry_after_ms: Option<u64>) -> Reply {
         let transient = |kind| {
             Reply::Transient(Transient {
@@ -270,7 +223,7 @@ impl Reply {
         };
         match status {
             200 => transient(TransientKind::UnreadableGrant),
-            400..=499 if status != 429 => Reply::Refused(Refused {
+            400..=499 if !retried_status(status) => Reply::Refused(Refused {
                 code: ReplyCode::Known(ErrorCode::for_client_status(status)),
                 status,
                 message: Message::EMPTY,
@@ -325,10 +278,6 @@ mod parse {
     use crate::names::{CodeText, Incarnation, Namespace, RequestId};
     use crate::range::Range;
 
-    /// The unescape buffer for strings; an answer with longer escaped
-    /// strings is read again without unescaping.
-    const UNESCAPE: usize = 1024;
-
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct GrantFields<'a> {
@@ -355,38 +304,110 @@ mod parse {
     struct ErrorFields<'a> {
         code: &'a str,
         #[serde(default)]
-        message: Text,
+        message: Lenient<Message>,
         #[serde(default)]
-        remaining: Option<&'a str>,
+        remaining: Lenient<Option<u64>>,
     }
 
-    /// A string field copied into a [`Message`], escaped or not.
+    /// A field read whatever its scalar JSON type: a string becomes the
+    /// value, any other scalar (a number where a decimal string belongs,
+    /// `null`, a boolean) leaves the default.
     #[derive(Default)]
-    struct Text(Message);
+    struct Lenient<T>(T);
 
-    impl<'de> Deserialize<'de> for Text {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
-            struct V;
-            impl Visitor<'_> for V {
-                type Value = Text;
+    /// How a lenient field is made from a string.
+    trait FromText: Default {
+        fn from_text(s: &str) -> Self;
+    }
+
+    impl FromText for Message {
+        fn from_text(s: &str) -> Self {
+            Message::new(s)
+        }
+    }
+
+    impl FromText for Option<u64> {
+        fn from_text(s: &str) -> Self {
+            parse_u64(s).ok()
+        }
+    }
+
+    impl<'de, T: FromText> Deserialize<'de> for Lenient<T> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Lenient<T>, D::Error> {
+            struct V<T>(core::marker::PhantomData<T>);
+            impl<'de, T: FromText> Visitor<'de> for V<T> {
+                type Value = Lenient<T>;
                 fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    f.write_str("a string")
+                    f.write_str("any value")
                 }
-                fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
-                    Ok(Text(Message::new(v)))
+                fn visit_str<E: de::Error>(self, v: &str) -> Result<Lenient<T>, E> {
+                    Ok(Lenient(T::from_text(v)))
+                }
+                fn visit_unit<E: de::Error>(self) -> Result<Lenient<T>, E> {
+                    Ok(Lenient(T::default()))
+                }
+                fn visit_seq<A: de::SeqAccess<'de>>(
+                    self,
+                    mut a: A,
+                ) -> Result<Lenient<T>, A::Error> {
+                    while a.next_element::<de::IgnoredAny>()?.is_some() {}
+                    Ok(Lenient(T::default()))
+                }
+                fn visit_map<A: de::MapAccess<'de>>(
+                    self,
+                    mut a: A,
+                ) -> Result<Lenient<T>, A::Error> {
+                    while a.next_entry::<de::IgnoredAny, de::IgnoredAny>()?.is_some() {}
+                    Ok(Lenient(T::default()))
                 }
             }
-            d.deserialize_str(V)
+            // serde-json-core has no deserialize_any; deserialize_ignored_any
+            // hands a string over, any scalar as unit, and an object or an
+            // array as one to skip.
+            d.deserialize_ignored_any(V(core::marker::PhantomData))
         }
+    }
+
+    /// The deepest nesting of arrays and objects read. No authority answer
+    /// nests past 3; serde-json-core recurses once per level with no limit
+    /// of its own, so deeper bodies are refused before parsing (a small
+    /// wasm stack would overflow on a few thousand `[`).
+    pub(super) const MAX_DEPTH: usize = 16;
+
+    /// Whether `body` nests arrays and objects at most [`MAX_DEPTH`] deep
+    /// (brackets inside strings do not count).
+    pub(super) fn shallow(body: &[u8]) -> bool {
+        let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+        for &b in body {
+            if in_string {
+                match (escaped, b) {
+                    (true, _) => escaped = false,
+                    (false, b'\\') => escaped = true,
+                    (false, b'"') => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_string = true,
+                b'[' | b'{' => {
+                    depth += 1;
+                    if depth > MAX_DEPTH {
+                        return false;
+                    }
+                }
+                b']' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        true
     }
 
     fn read<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Option<T> {
-        let mut buffer = [0u8; UNESCAPE];
-        match serde_json_core::from_slice_escaped::<T>(body, &mut buffer) {
-            Ok((value, _)) => Some(value),
-            // Escaped strings too long for the buffer: read them raw.
-            Err(_) => serde_json_core::from_slice::<T>(body).ok().map(|(v, _)| v),
+        if !shallow(body) {
+            return None;
         }
+        serde_json_core::from_slice::<T>(body).ok().map(|(v, _)| v)
     }
 
     pub(super) fn grant(body: &[u8]) -> Option<GrantReply> {
@@ -420,10 +441,9 @@ mod parse {
             Some(known) => ReplyCode::Known(known),
             None => ReplyCode::Unknown(CodeText::lossy(b.error.code)),
         };
-        // A malformed `remaining` is dropped, not fatal: it only refines
-        // what the next request asks for.
-        let remaining = b.error.remaining.and_then(|r| parse_u64(r).ok());
-        Some((code, b.error.message.0, remaining))
+        // A malformed `remaining` is dropped: an exhaustion without one is
+        // retried rather than taken as final.
+        Some((code, b.error.message.0, b.error.remaining.0))
     }
 }
 

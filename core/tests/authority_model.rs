@@ -1,18 +1,22 @@
 //! Property test: the authority decision against a model that is simply the
-//! set of granted intervals (and which key got which).
+//! set of granted intervals (and which key and owner got which).
 //!
 //! Over random operation sequences on namespaces near 1, 2^53 and 2^64 - 1:
-//! granted intervals never overlap, stay within `[first, max]`, have exactly
-//! the asked count; replays return the same interval; refusals change
-//! nothing and say exactly how much remains.
+//! granted intervals never overlap, stay within `[first, max]` and below the
+//! fence, have exactly the asked count; replays return the same interval to
+//! its owner only; refusals change nothing and say exactly how much
+//! remains. The object may be restored to any earlier snapshot (losing
+//! grants and keys) and restarted against the witness: even then no
+//! interval is ever granted twice.
 
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use rangeid_core::authority::{
-    decide, Decision, FloorError, Grant, GrantRequest, NamespaceConfig, NamespaceState,
-    NamespaceStatus, Refusal,
+    decide, Decision, FloorError, GrantRequest, NamespaceConfig, NamespaceState, NamespaceStatus,
+    Owner, Refusal, StoredGrant,
 };
+use rangeid_core::fence;
 use rangeid_core::{Incarnation, Namespace, RequestId};
 
 #[derive(Clone, Debug)]
@@ -20,9 +24,13 @@ enum Op {
     Request {
         inc: u8,
         req: u8,
+        who: u8,
         count: u64,
         other_ns: bool,
     },
+    /// Restore the object's storage to the snapshot this many steps back,
+    /// then start it against the witness.
+    Restore(usize),
     Floor(u64),
     Freeze,
     Unfreeze,
@@ -30,9 +38,10 @@ enum Op {
 
 fn op(max_count: u64) -> impl Strategy<Value = Op> {
     prop_oneof![
-        8 => (0u8..3, 0u8..6, 0..=max_count + 1, prop::bool::weighted(0.05)).prop_map(
-            |(inc, req, count, other_ns)| Op::Request { inc, req, count, other_ns }
+        8 => (0u8..3, 0u8..6, prop::bool::weighted(0.1), 0..=max_count + 1, prop::bool::weighted(0.05)).prop_map(
+            |(inc, req, other, count, other_ns)| Op::Request { inc, req, who: u8::from(other), count, other_ns }
         ),
+        1 => (1usize..20).prop_map(Op::Restore),
         1 => (0u64..64).prop_map(Op::Floor),
         1 => Just(Op::Freeze),
         1 => Just(Op::Unfreeze),
@@ -64,21 +73,34 @@ proptest! {
         let name = Namespace::new("model").unwrap();
         let config = NamespaceConfig::new(Some(first), Some(max), Some(max_count)).unwrap();
         let mut state = NamespaceState::create(name, config);
-        let mut granted: BTreeMap<u64, u64> = BTreeMap::new(); // start -> last
-        let mut by_key: BTreeMap<(u8, u8), Grant> = BTreeMap::new();
+        let mut witness = state.fence();
+        let mut granted: BTreeMap<u64, u64> = BTreeMap::new(); // start -> last, never rolled back
+        let mut by_key: BTreeMap<(u8, u8), StoredGrant> = BTreeMap::new();
+        let mut snapshots = vec![(state, by_key.clone())];
 
         for op in ops {
             match op {
-                Op::Request { inc, req, count, other_ns } => {
+                Op::Request { inc, req, who, count, other_ns } => {
                     let request = GrantRequest {
                         namespace: if other_ns { Namespace::new("elsewhere").unwrap() } else { name },
                         incarnation: Incarnation::new(&format!("inc{inc}")).unwrap(),
                         request_id: RequestId::new(&format!("r{req}")).unwrap(),
                         count,
                     };
+                    let owner = Owner::new(if who == 0 { "generator-a" } else { "generator-b" });
                     let stored = by_key.get(&(inc, req)).copied();
                     let before = state;
-                    match decide(&state, stored.as_ref(), &request) {
+                    let mut decision = decide(&state, stored.as_ref(), &request, &owner);
+                    if let Ok(Decision::RaiseFence { at_least }) = decision {
+                        // The witness acknowledges a chunk beyond, then the
+                        // object records it and decides again.
+                        prop_assert!(at_least > state.fence());
+                        let chunk = fence::chunk(0, 0, count, 0, state.remaining());
+                        witness = fence::witness_raise(witness, fence::target(&state, at_least, chunk));
+                        state = state.with_fence(witness);
+                        decision = decide(&state, stored.as_ref(), &request, &owner);
+                    }
+                    match decision {
                         Ok(Decision::New { grant, state: after }) => {
                             prop_assert!(stored.is_none());
                             prop_assert!(!other_ns);
@@ -86,27 +108,32 @@ proptest! {
                             let r = grant.range;
                             prop_assert_eq!(r.count(), count);
                             prop_assert!(r.start() >= first && r.last() <= max);
-                            prop_assert_eq!(u128::from(r.start()), before.next());
+                            prop_assert!(r.end() <= witness, "{:?} ends above the witness's mark {}", r, witness);
+                            prop_assert_eq!(u128::from(r.start()), state.next());
                             prop_assert_eq!(after.next(), r.end());
                             let overlap = granted.range(..=r.last()).next_back()
                                 .is_some_and(|(_, &last)| last >= r.start());
                             prop_assert!(!overlap, "{:?} overlaps a granted interval", r);
                             granted.insert(r.start(), r.last());
-                            by_key.insert((inc, req), grant);
+                            by_key.insert((inc, req), StoredGrant { grant, owner });
                             state = after;
                         }
                         Ok(Decision::Replay(g)) => {
-                            prop_assert_eq!(Some(g), stored);
+                            let s = stored.unwrap();
+                            prop_assert_eq!(g, s.grant);
+                            prop_assert_eq!(s.owner, owner);
                             prop_assert_eq!(g.range.count(), count);
                         }
+                        Ok(Decision::RaiseFence { .. }) => prop_assert!(false, "raised twice"),
                         Err(refusal) => {
-                            prop_assert_eq!(state, before);
+                            prop_assert_eq!(state.next(), before.next());
                             match refusal {
                                 Refusal::BadCount { .. } => prop_assert!(count == 0 || count > max_count),
                                 Refusal::Conflict => {
                                     let s = stored.unwrap();
-                                    prop_assert!(s.range.count() != count || other_ns);
+                                    prop_assert!(s.grant.range.count() != count || other_ns);
                                 }
+                                Refusal::NotOwner => prop_assert!(stored.unwrap().owner != owner),
                                 Refusal::WrongNamespace => prop_assert!(other_ns),
                                 Refusal::Frozen => prop_assert_eq!(state.status(), NamespaceStatus::Frozen),
                                 Refusal::Exhausted { remaining } => {
@@ -117,6 +144,14 @@ proptest! {
                             }
                         }
                     }
+                }
+                Op::Restore(back) => {
+                    let (old, keys) = snapshots[snapshots.len().saturating_sub(back)].clone();
+                    let st = fence::start(&old, witness);
+                    prop_assert!(st.state.next() >= old.next());
+                    prop_assert_eq!(st.state.fence(), witness.max(old.fence()));
+                    state = st.state;
+                    by_key = keys;
                 }
                 Op::Floor(offset) => {
                     let floor = first.saturating_add(offset);
@@ -133,7 +168,9 @@ proptest! {
                 Op::Freeze => state = state.with_status(NamespaceStatus::Frozen),
                 Op::Unfreeze => state = state.with_status(NamespaceStatus::Active),
             }
-            // Every ID below `next` may be used; none at or above it was granted.
+            snapshots.push((state, by_key.clone()));
+            // Every ID below `next` may be used; none at or above it was
+            // granted, even after a restore.
             if let Some((_, &last)) = granted.iter().next_back() {
                 prop_assert!(u128::from(last) < state.next());
             }

@@ -53,6 +53,15 @@ function retryAfterMs(header) {
   return Number.isFinite(at) ? Math.max(0, at - Date.now()) : -1;
 }
 
+/** The authority's message as the engine keeps it (escapes as written), decoded. */
+function unescapeJson(text) {
+  try {
+    return JSON.parse(`"${text}"`);
+  } catch {
+    return text;
+  }
+}
+
 /** Expands a block `[start, count]` into decimal strings. */
 function expand(start, count, out = []) {
   if (typeof start === "bigint") {
@@ -310,10 +319,15 @@ export class Generator {
   }
 
   async #exchange(entry, body, fresh) {
+    // Leave the service loop before any user code (the token function,
+    // fetch) runs.
+    await null;
+    if (this.#closed || entry.cancelled) return;
     let answer;
     let failure;
     try {
       const token = await this.#credentials(fresh);
+      if (this.#closed || entry.cancelled) return;
       const response = await this.#fetch(this.#endpoint, {
         method: "POST",
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -341,6 +355,7 @@ export class Generator {
   #error(failure, prefix) {
     if (this.#closed) return new RangeIdError("closed", "the generator was closed");
     const f = failure ?? this.#engine.failure();
+    if (f.message) f.message = unescapeJson(f.message);
     const where = `POST ${this.#endpoint}`;
     let said;
     if (f.noAnswer) {

@@ -12,7 +12,7 @@ pub const MAX_OUTSTANDING: usize = 4;
 
 /// The largest range a client asks for: 2^53 - 1, so every count is exact
 /// as a JS number (namespaces cap `maxCount` there too).
-pub const MAX_RANGE: u64 = (1 << 53) - 1;
+pub const MAX_RANGE: u64 = crate::authority::NamespaceConfig::MAX_COUNT_LIMIT;
 
 /// The longest time any option may name: 24 hours.
 pub const MAX_TIME_MS: u64 = 86_400_000;

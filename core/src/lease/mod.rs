@@ -381,6 +381,7 @@ impl Lease {
         self.settle_lent();
         let r = if self.left != 0 {
             let r = self.cut(n);
+            self.update_refill_mark();
             Ok(self.count_issued(r))
         } else {
             self.take_slow(n)
@@ -530,8 +531,10 @@ impl Lease {
         if let Some(out) = self.send_due(now) {
             return Some(out);
         }
+        let outstanding = self.requests.outstanding();
+        // While frozen, one request at a time probes for the thaw.
         if self.at_capacity()
-            || self.frozen
+            || (self.frozen && outstanding > 0)
             || self.on_the_way() > self.sizing.low_water(&self.config)
         {
             return None;
@@ -540,18 +543,23 @@ impl Lease {
             self.phase = Phase::Exhausted;
             return None;
         }
+        // Nothing on hand, lent or on its way: the engine must ask, whatever
+        // slow start allows (requests given up after an outage still count
+        // as reserved: their ranges may have been committed).
+        let starved = self.on_the_way() == 0;
         let count = self.sizing.next_count(
             &self.config,
             self.stats.issued,
             self.reserved,
             self.known_remaining,
+            starved,
         )?;
         if !self.requests.make(count, now) {
             return None;
         }
         self.reserved = self.reserved.saturating_add(count);
         self.sizing.last_range = count;
-        if count >= self.sizing.batch {
+        if count >= self.sizing.batch.min(self.config.max_count) {
             self.sizing.batch = 0;
         }
         self.send_due(now)
@@ -650,8 +658,10 @@ impl Lease {
         let ns = &mut self.sizing.namespace;
         ns.max_count = reply.capacity.max_count.or(ns.max_count);
         ns.remaining = reply.capacity.remaining.or(ns.remaining);
-        if let Some(r) = self.known_remaining.as_mut() {
-            *r = r.saturating_sub(grant.range.count());
+        // What remains after this grant, as the authority said; a refusal's
+        // figure may already count this grant, so never subtract it again.
+        if let (Some(known), Some(now_left)) = (self.known_remaining, reply.capacity.remaining) {
+            self.known_remaining = Some(known.min(now_left));
         }
         let latency = now.saturating_sub(pending.first_sent.unwrap_or(now));
         let g = &mut self.stats.grant_ms;
@@ -664,7 +674,10 @@ impl Lease {
         }
         self.recent[self.recent_at] = Some((number, grant.range));
         self.recent_at = (self.recent_at + 1) % RECENT_INSTALLS;
-        if self.left == 0 && self.ready[0].is_none() {
+        // A grant becomes current only when nothing is: not while a lent
+        // block of the current range is out, or `take_more` would continue
+        // the block from another range.
+        if self.left == 0 && self.lent == 0 && self.ready[0].is_none() {
             self.cursor = grant.range.start();
             self.left = grant.range.count();
         } else if let Some(free) = self.ready.iter_mut().find(|r| r.is_none()) {
@@ -684,6 +697,11 @@ impl Lease {
         let Some(slot) = self.requests.slot(ticket.request) else {
             return Handled::Stale;
         };
+        if self.phase != Phase::Running {
+            // Stopped: a request still in flight is not sent again.
+            self.unreserve(slot);
+            return Handled::Stopped;
+        }
         let Some(p) = self.requests.pending[slot] else {
             return Handled::Stale;
         };
@@ -724,16 +742,17 @@ impl Lease {
                 self.known_remaining = Some(remaining);
                 Handled::WillRetry
             }
+            // Stop asking. Other requests in flight may still bring
+            // committed grants: they install when they come, and are
+            // never sent again.
             Disposition::Exhausted { .. } => {
                 self.known_remaining = Some(0);
                 self.unreserve(slot);
-                self.requests.settle_all();
                 self.phase = Phase::Exhausted;
                 Handled::Stopped
             }
             Disposition::Reauthenticate | Disposition::Final => {
                 self.unreserve(slot);
-                self.requests.settle_all();
                 let code = match reply {
                     Reply::Refused(r) => r.code,
                     _ => return Handled::Stale,

@@ -140,13 +140,6 @@ impl Requests {
         Some(p)
     }
 
-    /// Settles every request.
-    pub fn settle_all(&mut self) {
-        for slot in 0..MAX_OUTSTANDING {
-            self.settle(slot);
-        }
-    }
-
     fn cancel(&mut self, ticket: Ticket) {
         match self.cancels.iter_mut().find(|c| c.is_none()) {
             Some(free) => *free = Some(ticket),

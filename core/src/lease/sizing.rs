@@ -104,13 +104,15 @@ impl Sizing {
     ///
     /// `returned` is what callers got so far, `reserved` what this engine
     /// asked for in all (granted or on its way), `exhausted_remaining` what
-    /// an exhaustion refusal said is left.
+    /// an exhaustion refusal said is left; a `starved` engine (nothing on
+    /// hand or on its way) always gets at least `min_count`.
     pub fn next_count(
         &self,
         config: &LeaseConfig,
         returned: u64,
         reserved: u64,
         exhausted_remaining: Option<u64>,
+        starved: bool,
     ) -> Option<u64> {
         let base = if self.trusted {
             self.rate.saturating_mul(config.target_lifetime_ms) / 1000
@@ -127,6 +129,9 @@ impl Sizing {
                 .max(returned.saturating_mul(4))
                 .saturating_sub(reserved);
             count = count.min(budget);
+            if starved {
+                count = count.max(config.min_count);
+            }
         }
         // A caller who asked for a batch gets a range that holds it.
         count = count.max(self.batch.min(config.max_count));

@@ -1,5 +1,5 @@
 use super::*;
-use crate::authority::{decide, Decision, Grant, NamespaceConfig, NamespaceState};
+use crate::authority::{decide, Decision, Grant, NamespaceConfig, NamespaceState, Owner};
 use crate::code::ErrorCode;
 use crate::names::{Incarnation, Namespace, RequestId};
 use crate::reply::{Capacity, GrantReply, Message, Refused, Transient, TransientKind};
@@ -430,7 +430,16 @@ fn exhaustion_asks_for_the_rest_then_stops_without_wrapping() {
         rest.request.request_id, out.request.request_id,
         "a new count needs a new id"
     );
-    answer(&mut l, &rest, u64::MAX - 2, 2);
+    // The grant says nothing remains after it.
+    let last = Reply::Grant(GrantReply {
+        grant: grant_for(&rest, u64::MAX - 2),
+        replayed: false,
+        capacity: Capacity {
+            max_count: Some(1_000),
+            remaining: Some(0),
+        },
+    });
+    assert_eq!(l.handle_reply(rest.ticket, &last, 2), Handled::Installed);
     assert_eq!(drain(&mut l), ([u64::MAX - 2, u64::MAX], 3));
     assert_eq!(send(&mut l, 3), None);
     assert_eq!(l.phase(), Phase::Exhausted);
@@ -679,7 +688,8 @@ fn requests_are_sized_from_the_measured_rate() {
     c.target_lifetime_ms = 1_000;
     c.prefetch_lead_ms = 200;
     let mut l = Lease::new(c, [1; 16], 0).unwrap();
-    let mut state = NamespaceState::create(ns(), NamespaceConfig::new(None, None, None).unwrap());
+    let mut state =
+        NamespaceState::create(ns(), NamespaceConfig::new(None, None, None).unwrap()).unfenced();
     let mut sizes = [0u64; 64];
     let mut asked = 0;
     // 50,000 IDs per second: 50 per millisecond, for 4 seconds.
@@ -690,7 +700,7 @@ fn requests_are_sized_from_the_measured_rate() {
         while let Some(out) = send(&mut l, now) {
             sizes[asked % 64] = out.request.count;
             asked += 1;
-            match decide(&state, None, &out.request) {
+            match decide(&state, None, &out.request, &Owner::new("g")) {
                 Ok(Decision::New { grant, state: next }) => {
                     state = next;
                     l.handle_reply(out.ticket, &granted(grant, false), now);
@@ -909,7 +919,7 @@ impl Bench {
     fn new(c: LeaseConfig, space: NamespaceConfig) -> Bench {
         Bench {
             lease: Lease::new(c, [5; 16], 0).unwrap(),
-            state: NamespaceState::create(ns(), space),
+            state: NamespaceState::create(ns(), space).unfenced(),
             granted: Vec::new(),
         }
     }
@@ -922,7 +932,7 @@ impl Bench {
     /// Answers every request at once, as the authority would.
     fn serve(&mut self, now: u64) {
         while let Some(out) = send(&mut self.lease, now) {
-            let reply = match decide(&self.state, None, &out.request) {
+            let reply = match decide(&self.state, None, &out.request, &Owner::new("g")) {
                 Ok(Decision::New { grant, state }) => {
                     self.state = state;
                     self.granted.push(grant.range);
@@ -1115,4 +1125,170 @@ fn a_small_namespace_is_not_eaten_by_starts() {
     );
     assert_eq!(returned, 250_000, "and every ID is still issued");
     assert_eq!(b.lease.phase(), Phase::Exhausted);
+}
+
+#[test]
+fn a_batch_never_continues_a_lent_block_into_another_range() {
+    // Review finding: a grant arriving while the lent block is out must not
+    // become current, or take_more would join two ranges.
+    let mut c = config();
+    c.max_outstanding = 2;
+    c.max_count = 10;
+    let mut l = lease(c);
+    let a = send(&mut l, 0).unwrap();
+    answer(&mut l, &a, 1, 1);
+    assert_eq!(l.lend(100), Ok(Range::new(1, 6).unwrap()));
+    assert_eq!(
+        l.lend(100),
+        Ok(Range::new(6, 11).unwrap()),
+        "the rest of the range"
+    );
+    let b = send(&mut l, 2).unwrap();
+    answer(&mut l, &b, 501, 3);
+    assert_eq!(
+        l.take_more(3),
+        None,
+        "the block's range is used up: never from [501, 511)"
+    );
+    assert_eq!(
+        l.lend(3),
+        Ok(Range::new(501, 504).unwrap()),
+        "the next block starts the new range"
+    );
+}
+
+#[test]
+fn a_freeze_longer_than_a_request_lives_does_not_stop_the_engine() {
+    let mut l = lease(config());
+    let mut out = send(&mut l, 0).unwrap();
+    let frozen = refusal(ErrorCode::NamespaceFrozen, None, None);
+    let mut now = 0;
+    // Frozen for 20 minutes: the probing request expires and is replaced.
+    while now < 2 * MAX_REQUEST_AGE_MS {
+        l.handle_reply(out.ticket, &frozen, now);
+        now = l.next_deadline().expect("the engine keeps probing");
+        out = send(&mut l, now).expect("a probe is due");
+    }
+    assert!(l.stats(0).requests_expired >= 1);
+    // The thaw: the probe is granted.
+    assert_eq!(answer(&mut l, &out, 1, now + 1), Handled::Installed);
+    assert_eq!(l.next_id(), Ok(1));
+}
+
+#[test]
+fn an_outage_longer_than_two_request_lives_does_not_stop_a_new_engine() {
+    let mut c = config();
+    c.request_timeout_ms = 60_000;
+    let mut l = lease(c);
+    send(&mut l, 0).unwrap();
+    let mut now = 0;
+    let mut last = None;
+    while now <= 3 * MAX_REQUEST_AGE_MS {
+        now = l.next_deadline().expect("the engine keeps asking");
+        last = send(&mut l, now).or(last);
+    }
+    assert!(l.stats(0).requests_expired >= 2, "{:?}", l.stats(0));
+    let out = last.unwrap();
+    assert!(
+        out.ticket.request >= 3,
+        "new requests replaced the expired ones"
+    );
+    assert_eq!(answer(&mut l, &out, 1, now), Handled::Installed);
+}
+
+/// An engine whose rate is trusted (50,000 IDs/s) and which wants more
+/// ranges than it may have in flight; returns it with two requests just
+/// sent and not answered, and the next free start.
+fn two_in_flight() -> (Lease, Outgoing, Outgoing, u64) {
+    let mut c = config();
+    c.max_outstanding = 2;
+    c.min_count = 1_000;
+    c.max_count = 1_000;
+    let mut l = lease(c);
+    let mut next = 1;
+    for now in 0..1_200 {
+        for _ in 0..50 {
+            let _ = l.next_id();
+        }
+        while let Some(out) = send(&mut l, now) {
+            answer(&mut l, &out, next, now);
+            next += out.request.count;
+        }
+    }
+    while l.next_id().is_ok() {}
+    let b = send(&mut l, 1_200).unwrap();
+    let c = send(&mut l, 1_200).unwrap();
+    (l, b, c, next)
+}
+
+#[test]
+fn a_final_refusal_keeps_grants_already_on_their_way() {
+    let (mut l, b, c, next) = two_in_flight();
+    // c is refused (none left) while b's committed grant is still coming.
+    let none_left = refusal(ErrorCode::NamespaceExhausted, Some(0), None);
+    assert_eq!(
+        l.handle_reply(c.ticket, &none_left, 1_201),
+        Handled::Stopped
+    );
+    assert_eq!(
+        answer(&mut l, &b, next, 1_202),
+        Handled::Installed,
+        "the last IDs are not lost"
+    );
+    let (_, n) = drain(&mut l);
+    assert_eq!(n, b.request.count);
+    assert_eq!(l.next_id(), Err(IssueError::Exhausted));
+    assert_eq!(send(&mut l, 10_000), None);
+}
+
+#[test]
+fn what_remains_is_never_counted_twice() {
+    let (mut l, b, c, next) = two_in_flight();
+    // The authority committed b, then refused c with what is left after b;
+    // the refusal arrives first.
+    let five_left = refusal(ErrorCode::NamespaceExhausted, Some(5), None);
+    assert_eq!(
+        l.handle_reply(c.ticket, &five_left, 1_201),
+        Handled::WillRetry
+    );
+    let g = Reply::Grant(GrantReply {
+        grant: grant_for(&b, next),
+        replayed: false,
+        capacity: Capacity {
+            max_count: Some(1_000),
+            remaining: Some(5),
+        },
+    });
+    assert_eq!(l.handle_reply(b.ticket, &g, 1_202), Handled::Installed);
+    assert_eq!(l.phase(), Phase::Running, "5 IDs remain: not exhausted");
+    let rest = send(&mut l, 1_203).unwrap();
+    assert_eq!(rest.request.count, 5);
+}
+
+#[test]
+fn an_exhaustion_without_a_remaining_count_is_retried_not_final() {
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    let vague = refusal(ErrorCode::NamespaceExhausted, None, None);
+    assert_eq!(l.handle_reply(out.ticket, &vague, 1), Handled::WillRetry);
+    assert_eq!(l.phase(), Phase::Running);
+}
+
+#[test]
+fn a_batch_above_the_largest_range_does_not_stick() {
+    let mut c = config();
+    c.max_count = 50;
+    let mut b = Bench::new(c, NamespaceConfig::new(None, None, None).unwrap());
+    b.serve(0);
+    let _ = b.lease.take(10_000);
+    b.serve(1);
+    assert_eq!(
+        b.granted.last().unwrap().count(),
+        50,
+        "capped by maxRangeSize"
+    );
+    assert_eq!(
+        b.lease.sizing.batch, 0,
+        "the batch was served as far as a range can"
+    );
 }

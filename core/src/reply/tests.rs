@@ -86,7 +86,11 @@ fn known_codes_keep_what_the_authority_said() {
     let body = r#"{"error":{"code":"namespace_exhausted","message":"only 12 IDs \"remain\"","remaining":"12","hint":[1]}}"#;
     let r = refused(Reply::from_http(409, body.as_bytes(), None));
     assert_eq!(r.code, ReplyCode::Known(ErrorCode::NamespaceExhausted));
-    assert_eq!(r.message.as_str(), r#"only 12 IDs "remain""#);
+    assert_eq!(
+        r.message.as_str(),
+        r#"only 12 IDs \"remain\""#,
+        "escapes kept as written"
+    );
     assert_eq!((r.status, r.remaining), (409, Some(12)));
     assert_eq!(r.disposition(), Disposition::Exhausted { remaining: 12 });
 
@@ -181,17 +185,76 @@ fn answers_that_are_not_rangeid_errors() {
 }
 
 #[test]
-fn long_and_escaped_messages_are_kept_whole_characters() {
+fn long_messages_are_kept_whole_characters() {
     let long = "é".repeat(400);
     let body = format!(r#"{{"error":{{"code":"forbidden","message":"{long}"}}}}"#);
     let r = refused(Reply::from_http(403, body.as_bytes(), None));
     assert_eq!(r.message.as_str(), &long[..MESSAGE_MAX]);
-    let escaped = "\\\"".repeat(1200);
-    let body = format!(r#"{{"error":{{"code":"forbidden","message":"{escaped}"}}}}"#);
-    let r = refused(Reply::from_http(403, body.as_bytes(), None));
-    assert!(
-        r.message.as_str().starts_with("\\\""),
-        "raw when too long to unescape"
-    );
     assert_eq!(Message::new("a").as_str(), "a");
+}
+
+#[test]
+fn fields_of_an_unexpected_type_keep_the_code() {
+    let numeric = br#"{"error":{"code":"namespace_exhausted","message":null,"remaining":12}}"#;
+    let r = refused(Reply::from_http(409, numeric, None));
+    assert_eq!(r.code, ReplyCode::Known(ErrorCode::NamespaceExhausted));
+    assert_eq!(r.remaining, None);
+    assert_eq!(
+        r.disposition(),
+        Disposition::Retry,
+        "no trusted count: not final"
+    );
+    assert_eq!(
+        transient(Reply::from_http(408, b"<html>timeout</html>", None)),
+        TransientKind::NotJson,
+        "408 is retried"
+    );
+    let timeout = br#"{"error":{"code":"brand_new","message":"m"}}"#;
+    assert_eq!(
+        refused(Reply::from_http(408, timeout, None)).disposition(),
+        Disposition::Retry
+    );
+}
+
+#[test]
+fn deeply_nested_bodies_are_classified_not_recursed() {
+    // serde-json-core recurses per level with no limit: 100,000 `[` in an
+    // unknown field would overflow the stack (a wasm stack much sooner).
+    let deep = |prefix: &str, suffix: &str| {
+        let mut body = String::from(prefix);
+        body.push_str(&"[".repeat(100_000));
+        body.push_str(&"]".repeat(100_000));
+        body.push_str(suffix);
+        body
+    };
+    let grant = deep(r#"{"x":"#, r#","namespace":"n"}"#);
+    assert!(matches!(
+        Reply::from_http(200, grant.as_bytes(), None),
+        Reply::Transient(_)
+    ));
+    let error = deep(r#"{"error":{"code":"namespace_frozen","x":"#, "}}");
+    match Reply::from_http(423, error.as_bytes(), None) {
+        // Unreadable: classified by its status alone.
+        Reply::Refused(r) => {
+            assert_eq!(r.code, ReplyCode::Known(ErrorCode::for_client_status(423)))
+        }
+        other => panic!("{other:?}"),
+    }
+    // Brackets inside strings do not count; shallow nesting still reads.
+    let ok = format!(
+        r#"{{"error":{{"code":"namespace_frozen","message":"{}","x":[[{{"y":[1]}}]]}}}}"#,
+        "[".repeat(1000)
+    );
+    match Reply::from_http(423, ok.as_bytes(), None) {
+        Reply::Refused(r) => assert_eq!(r.code, ReplyCode::Known(ErrorCode::NamespaceFrozen)),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn statuses_past_599_are_unexpected() {
+    match Reply::from_http(600, b"{}", None) {
+        Reply::Transient(t) => assert_eq!(t.kind, TransientKind::UnexpectedStatus),
+        other => panic!("{other:?}"),
+    }
 }

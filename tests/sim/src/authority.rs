@@ -1,15 +1,22 @@
 //! `Authority`: the core decision over an in-memory store with a durable
 //! part and a staged part, so a crash can lose exactly what was not yet
-//! committed.
+//! committed; a witness that keeps the fence's high-water mark outside it;
+//! and snapshots of the committed store, so the store can be restored to an
+//! older copy (point-in-time recovery of the namespace object alone).
 //!
-//! Requests are decided one at a time against the staged state (as a
-//! database would, under the namespace row's lock). Each decision's writes
+//! Requests are decided one at a time against the staged state (as the
+//! Durable Object does in one synchronous block). Each decision's writes
 //! become durable at a later commit; its reply leaves only then. A crash
-//! throws the staged writes away and keeps the committed ones.
+//! throws the staged writes away and keeps the committed ones. After any
+//! restart the authority reads the witness and skips to its mark before
+//! its first grant (`rangeid_core::fence::start`).
 
 use std::collections::{HashMap, VecDeque};
 
-use rangeid_core::authority::{decide, Decision, Grant, GrantRequest, NamespaceState, Refusal};
+use rangeid_core::authority::{
+    decide, Decision, Grant, GrantRequest, NamespaceState, Owner, Refusal, StoredGrant,
+};
+use rangeid_core::fence;
 use rangeid_core::{Incarnation, RequestId};
 
 /// A deliberate authority bug, to prove the checker catches it.
@@ -19,6 +26,9 @@ pub enum Bug {
     None,
     /// Reply as soon as a grant is decided, before it is durable.
     ReplyBeforeCommit,
+    /// No fence: grant without a witness and start without skipping to its
+    /// mark, so a restored copy grants again what it forgot.
+    NoFence,
 }
 
 type Key = (Incarnation, RequestId);
@@ -26,7 +36,7 @@ type Key = (Incarnation, RequestId);
 #[derive(Clone)]
 struct Store {
     state: NamespaceState,
-    grants: HashMap<Key, Grant>,
+    grants: HashMap<Key, StoredGrant>,
 }
 
 /// What the authority answers a request with.
@@ -38,21 +48,47 @@ pub enum Answer {
     Grant(Grant, bool),
     /// A refusal.
     Refused(Refusal),
+    /// The range would pass the fence: the witness must raise its mark to
+    /// at least this first; the request waits for it.
+    NeedsFence(u128),
+    /// Not started against the witness since the last restart.
+    NotStarted,
 }
 
-/// The simulated authority for one namespace.
+/// How many committed snapshots are kept for restores.
+const SNAPSHOTS: usize = 32;
+
+/// The simulated authority for one namespace, and its witness.
 pub struct Authority {
     committed: Store,
     staged: Store,
-    // Writes decided but not durable yet, oldest first: (grant, state after).
-    unflushed: VecDeque<(Grant, NamespaceState)>,
+    // Writes decided but not durable yet, oldest first: (key, grant, state after).
+    unflushed: VecDeque<(StoredGrant, NamespaceState)>,
+    snapshots: VecDeque<Store>,
     epoch: u64,
+    started: bool,
+    witness: u128,
     bug: Bug,
 }
 
+/// What a start against the witness did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Started {
+    /// IDs skipped to reach the witness's mark.
+    pub skipped: u128,
+    /// The witness was ahead of the recorded mark (a rollback).
+    pub behind: bool,
+}
+
 impl Authority {
-    /// An authority serving `state`, with no grants yet.
+    /// An authority serving `state` (fenced at its first ID), with no
+    /// grants yet and a witness at the same mark.
     pub fn new(state: NamespaceState, bug: Bug) -> Authority {
+        let state = if bug == Bug::NoFence {
+            state.unfenced()
+        } else {
+            state
+        };
         let store = Store {
             state,
             grants: HashMap::new(),
@@ -61,7 +97,10 @@ impl Authority {
             committed: store.clone(),
             staged: store,
             unflushed: VecDeque::new(),
+            snapshots: VecDeque::new(),
             epoch: 0,
+            started: true,
+            witness: state.fence(),
             bug,
         }
     }
@@ -77,33 +116,67 @@ impl Authority {
         &self.committed.state
     }
 
+    /// The witness's mark.
+    pub fn witness(&self) -> u128 {
+        self.witness
+    }
+
     /// Whether the bug makes replies leave before their commit.
     pub fn replies_early(&self) -> bool {
         self.bug == Bug::ReplyBeforeCommit
     }
 
-    /// Decides `request` against the staged state, staging any writes.
-    pub fn handle(&mut self, request: &GrantRequest) -> Answer {
+    /// Decides `request` from `owner` against the staged state, staging
+    /// any writes.
+    pub fn handle(&mut self, request: &GrantRequest, owner: &Owner) -> Answer {
+        if !self.started {
+            return Answer::NotStarted;
+        }
         let key = (request.incarnation, request.request_id);
         let stored = self.staged.grants.get(&key).copied();
-        match decide(&self.staged.state, stored.as_ref(), request) {
+        match decide(&self.staged.state, stored.as_ref(), request, owner) {
             Ok(Decision::New { grant, state }) => {
+                let stored = StoredGrant {
+                    grant,
+                    owner: *owner,
+                };
                 self.staged.state = state;
-                self.staged.grants.insert(key, grant);
-                self.unflushed.push_back((grant, state));
+                self.staged.grants.insert(key, stored);
+                self.unflushed.push_back((stored, state));
                 Answer::Grant(grant, false)
             }
             Ok(Decision::Replay(grant)) => Answer::Grant(grant, true),
+            Ok(Decision::RaiseFence { at_least }) => Answer::NeedsFence(at_least),
             Err(refusal) => Answer::Refused(refusal),
+        }
+    }
+
+    /// The mark to ask the witness for so that a range can end at
+    /// `at_least`.
+    pub fn fence_target(&self, at_least: u128, count: u64) -> u128 {
+        let s = &self.staged.state;
+        fence::target(s, at_least, fence::chunk(0, 0, count, 0, s.remaining()))
+    }
+
+    /// The witness acknowledged `mark`: it is durable there, and the
+    /// authority records it in its own state.
+    pub fn fence_raised(&mut self, asked: u128) {
+        self.witness = fence::witness_raise(self.witness, asked);
+        let mark = self.witness;
+        self.committed.state = self.committed.state.with_fence(mark);
+        self.staged.state = self.staged.state.with_fence(mark);
+        for (_, s) in self.unflushed.iter_mut() {
+            *s = s.with_fence(mark);
         }
     }
 
     /// Makes the oldest staged write durable; returns its grant.
     pub fn commit_one(&mut self) -> Option<Grant> {
-        let (grant, state) = self.unflushed.pop_front()?;
+        let (stored, state) = self.unflushed.pop_front()?;
+        let grant = stored.grant;
         self.committed
             .grants
-            .insert((grant.incarnation, grant.request_id), grant);
+            .insert((grant.incarnation, grant.request_id), stored);
         self.committed.state = state;
         Some(grant)
     }
@@ -113,13 +186,22 @@ impl Authority {
         self.committed
             .grants
             .get(&(grant.incarnation, grant.request_id))
-            == Some(grant)
+            .map(|s| s.grant)
+            == Some(*grant)
+    }
+
+    /// Keeps a copy of the committed store to restore later.
+    pub fn snapshot(&mut self) {
+        if self.snapshots.len() == SNAPSHOTS {
+            self.snapshots.pop_front();
+        }
+        self.snapshots.push_back(self.committed.clone());
     }
 
     /// Applies an administrative change (freeze, floor) directly to both
     /// states; refused while writes are staged so it cannot interleave.
     pub fn admin(&mut self, change: impl Fn(&NamespaceState) -> Option<NamespaceState>) -> bool {
-        if !self.unflushed.is_empty() {
+        if !self.unflushed.is_empty() || !self.started {
             return false;
         }
         match change(&self.committed.state) {
@@ -132,10 +214,48 @@ impl Authority {
         }
     }
 
-    /// A crash and restart: staged writes are lost, committed ones kept.
+    /// A crash and restart: staged writes are lost, committed ones kept;
+    /// no grant before the next start against the witness.
     pub fn restart(&mut self) {
         self.staged = self.committed.clone();
         self.unflushed.clear();
         self.epoch += 1;
+        self.started = false;
+    }
+
+    /// The object's storage is put back to the snapshot `back` copies ago
+    /// (the oldest if there are fewer), then it restarts. The witness is
+    /// untouched.
+    pub fn restore(&mut self, back: usize) {
+        let i = self.snapshots.len().saturating_sub(back.max(1));
+        if let Some(old) = self.snapshots.get(i) {
+            self.committed = old.clone();
+        }
+        self.restart();
+    }
+
+    /// The start: reads the witness and skips to its mark (without the
+    /// fence, a bug, it grants on from wherever the copy was).
+    pub fn start(&mut self) -> Started {
+        self.started = true;
+        if self.bug == Bug::NoFence {
+            return Started {
+                skipped: 0,
+                behind: false,
+            };
+        }
+        let st = fence::start(&self.committed.state, self.witness);
+        self.committed.state = st.state;
+        self.staged.state = st.state;
+        Started {
+            skipped: st.skipped,
+            behind: st.behind,
+        }
+    }
+
+    /// Whether the authority has started against the witness since its
+    /// last restart.
+    pub fn started(&self) -> bool {
+        self.started
     }
 }

@@ -207,7 +207,8 @@ pub fn run(workload: &Workload, policy: Policy) -> Outcome {
     let ns = Namespace::new("capacity").unwrap_or_else(|_| unreachable!());
     let space = NamespaceConfig::new(None, Some(u64::MAX), Some(u64::MAX))
         .unwrap_or_else(|e| panic!("capacity namespace: {e}"));
-    let mut state = NamespaceState::create(ns, space);
+    // No witness here: the fence is measured by the authority benchmark.
+    let mut state = NamespaceState::create(ns, space).unfenced();
     let mut rng = Rng::new(workload.seed);
     let mut out = Outcome {
         grants_per_second: vec![0; workload.seconds as usize],
@@ -251,6 +252,7 @@ pub fn run(workload: &Workload, policy: Policy) -> Outcome {
             queue.push(Reverse((at, seq, events.len() - 1)));
         };
     let half = workload.rtt_ms / 2;
+    let owner = rangeid_core::authority::Owner::new("capacity");
     let end = workload.seconds * 1000;
     let mut now = 0;
     while now < end {
@@ -270,7 +272,7 @@ pub fn run(workload: &Workload, policy: Policy) -> Outcome {
                     ticket,
                     request,
                 } => {
-                    let answer = match decide(&state, None, &request) {
+                    let answer = match decide(&state, None, &request, &owner) {
                         Ok(Decision::New { grant, state: next }) => {
                             state = next;
                             out.granted += u128::from(grant.range.count());
@@ -285,7 +287,9 @@ pub fn run(workload: &Workload, policy: Policy) -> Outcome {
                             })
                         }
                         Err(r) => HttpAnswer::refusal(&r),
-                        Ok(Decision::Replay(_)) => unreachable!("every request is new"),
+                        Ok(Decision::Replay(_) | Decision::RaiseFence { .. }) => {
+                            unreachable!("every request is new; no fence")
+                        }
                     };
                     schedule(
                         &mut queue,

@@ -36,6 +36,12 @@ pub enum Violation {
         /// The incarnation that issued it.
         incarnation: String,
     },
+    /// A batch answered from a lent block did not continue it: `take_more`
+    /// gave IDs of another range.
+    NotContiguous {
+        /// The incarnation.
+        incarnation: String,
+    },
     /// An engine sent a retry while the attempt before it was still
     /// running: neither failed nor timed out (the retry storm of issue 7).
     PrematureRetry {
@@ -82,6 +88,10 @@ impl fmt::Display for Violation {
                     "ID {id} is in no range committed to incarnation {incarnation}"
                 )
             }
+            Violation::NotContiguous { incarnation } => write!(
+                f,
+                "incarnation {incarnation}: a batch continued its lent block in another range"
+            ),
             Violation::PrematureRetry {
                 request,
                 attempt,

@@ -32,7 +32,9 @@ fn main() -> ExitCode {
         scenario.generators, scenario.first, scenario.max
     );
     let (outcome, trace) = World::new(scenario).run_traced();
-    let head = 40.min(trace.len());
+    let head = std::env::var("RANGEID_SIM_TRACE_ALL")
+        .map_or(40, |_| trace.len())
+        .min(trace.len());
     for line in &trace[..head] {
         println!("{line}");
     }

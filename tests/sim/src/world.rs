@@ -21,8 +21,10 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
-use rangeid_core::authority::{GrantRequest, NamespaceConfig, NamespaceState, NamespaceStatus};
-use rangeid_core::lease::{IssueError, Lease, LeaseConfig, MAX_OUTSTANDING, TRUST_MS};
+use rangeid_core::authority::{
+    GrantRequest, NamespaceConfig, NamespaceState, NamespaceStatus, Owner,
+};
+use rangeid_core::lease::{IssueError, Lease, LeaseConfig, TRUST_MS};
 use rangeid_core::reply::Capacity;
 use rangeid_core::wire::{ErrorReply, HttpAnswer};
 use rangeid_core::{Action, ErrorCode, Grant, GrantReply, Namespace, Range, Reply, Ticket};
@@ -65,6 +67,11 @@ pub struct Faults {
     pub unknown_code: u64,
     /// Per cancelled attempt: its abort is reported as a failure.
     pub report_cancel: u64,
+    /// Per millisecond: the namespace object's storage is restored to an
+    /// older copy (point-in-time recovery), and it restarts.
+    pub authority_restore: u64,
+    /// Per start and per fence raise: the witness cannot be reached.
+    pub witness_down: u64,
     /// Per reply to a cancelled attempt: delivered anyway (a transport that
     /// ignores the abort).
     pub late_after_cancel: u64,
@@ -89,6 +96,8 @@ impl Default for Faults {
             unknown_code: 300_000,
             report_cancel: 500_000,
             late_after_cancel: 300_000,
+            authority_restore: 400,
+            witness_down: 30_000,
         }
     }
 }
@@ -113,6 +122,8 @@ impl Faults {
             unknown_code: 0,
             report_cancel: 0,
             late_after_cancel: 0,
+            authority_restore: 0,
+            witness_down: 0,
         }
     }
 }
@@ -211,6 +222,16 @@ pub struct Report {
     pub pauses: u64,
     /// Authority restarts.
     pub authority_restarts: u64,
+    /// Restores of the authority's storage to an older copy.
+    pub restores: u64,
+    /// Raises of the witness's mark.
+    pub fence_raises: u64,
+    /// Starts that found the witness ahead of the recorded mark.
+    pub fence_forwards: u64,
+    /// IDs skipped by starts (the rest of a chunk, or a rolled-back span).
+    pub fence_skipped: u128,
+    /// Requests answered 503 because the witness could not be reached.
+    pub witness_refusals: u64,
     /// IDs abandoned by restarts and closes.
     pub abandoned: u64,
     /// Generators the authority refused for good.
@@ -240,6 +261,21 @@ enum Event {
         answer: Wire,
     },
     Thaw,
+    /// The witness answers a raise (or cannot be reached).
+    FenceRaise {
+        epoch: u64,
+        target: u128,
+        ok: bool,
+    },
+}
+
+/// A request waiting for the witness to raise its mark.
+#[derive(Clone, Copy)]
+struct Parked {
+    slot: usize,
+    engine: u64,
+    ticket: Ticket,
+    request: GrantRequest,
 }
 
 /// What reaches a generator for one attempt.
@@ -253,13 +289,16 @@ enum Wire {
 
 /// What the world knows of one incarnation, to hold it to its reservation
 /// bound while in slow start.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 struct Book {
     born: u64,
     issued: u64,
     // The largest batch that came back short.
     largest_batch: u64,
-    committed: u64,
+    // The range committed for each request id: a restore that forgot a
+    // grant commits another for the same id (the first is only a gap), and
+    // the engine reserved one.
+    committed: HashMap<rangeid_core::RequestId, u64>,
 }
 
 /// Retry-After is in seconds; the simulation's clock runs this many ms to
@@ -275,6 +314,11 @@ struct Generator {
     // A sparse generator takes IDs on one tick in 20 only: a process that
     // serves little, whose reservations slow start must keep small.
     sparse: bool,
+    // A lender issues from a local block the engine lends it (as the JS
+    // driver does), and answers batches from the block and `take_more`.
+    lender: bool,
+    block_next: u64,
+    block_left: u64,
     paused_until: u64,
     // Attempts in flight, and those cancelled.
     live: BTreeSet<Ticket>,
@@ -296,6 +340,9 @@ pub struct World {
     sequence: u64,
     authority: Authority,
     down_until: u64,
+    // Requests waiting for a fence raise, and whether one is in flight.
+    parked: Vec<Parked>,
+    raising: bool,
     gens: Vec<Generator>,
     engines: u64,
     checker: Checker,
@@ -336,6 +383,8 @@ impl World {
             sequence: 0,
             authority: Authority::new(NamespaceState::create(namespace, config), scenario.bug),
             down_until: 0,
+            parked: Vec::new(),
+            raising: false,
             gens: Vec::new(),
             engines: 0,
             checker: Checker::new(),
@@ -385,7 +434,7 @@ impl World {
             self.now += 1;
         }
         for g in &mut self.gens {
-            self.report.abandoned += g.lease.close();
+            self.report.abandoned += g.lease.close_with_unused(g.block_left);
             let s = g.lease.stats(0);
             self.report.replays_installed += s.replays_installed;
             self.report.duplicates_ignored += s.duplicates_ignored;
@@ -417,6 +466,9 @@ impl World {
             engine: self.engines,
             per_ms: self.rng.between(1, 40),
             sparse: self.rng.chance(250_000),
+            lender: self.rng.chance(400_000),
+            block_next: 0,
+            block_left: 0,
             paused_until: 0,
             live: BTreeSet::new(),
             cancelled: BTreeSet::new(),
@@ -500,6 +552,26 @@ impl World {
                     self.authority
                         .admin(|s| Some(s.with_status(NamespaceStatus::Active)));
                 }
+                Event::FenceRaise { epoch, target, ok } => {
+                    if epoch != self.authority.epoch() {
+                        continue; // the restart lost the raise and its waiters
+                    }
+                    self.raising = false;
+                    let parked = std::mem::take(&mut self.parked);
+                    if ok {
+                        self.authority.fence_raised(target);
+                        self.report.fence_raises += 1;
+                        self.note(|| format!("witness raises its mark to {target}"));
+                        for p in parked {
+                            self.authority_receives(p.slot, p.engine, p.ticket, p.request)?;
+                        }
+                    } else {
+                        self.note(|| "witness unreachable: waiting requests get 503".to_owned());
+                        for p in parked {
+                            self.witness_unreachable(p.slot, p.engine, p.ticket);
+                        }
+                    }
+                }
             }
         }
         if self.events.len() > 4096 && self.queue.is_empty() {
@@ -525,7 +597,26 @@ impl World {
             self.send_reply(slot, engine, ticket, (None, None), answer, 0);
             return Ok(());
         }
-        match self.authority.handle(&request) {
+        if !self.authority.started() {
+            // The first request after a restart: read the witness first.
+            if self.rng.chance(f.witness_down) {
+                self.witness_unreachable(slot, engine, ticket);
+                return Ok(());
+            }
+            let st = self.authority.start();
+            self.report.fence_skipped += st.skipped;
+            if st.behind {
+                self.report.fence_forwards += 1;
+            }
+            self.note(|| {
+                format!(
+                    "authority starts: skips {} IDs to the witness's mark (behind: {})",
+                    st.skipped, st.behind
+                )
+            });
+        }
+        let owner = owner_of(slot);
+        match self.authority.handle(&request, &owner) {
             Answer::Grant(grant, replayed) => {
                 let reply = GrantReply {
                     grant,
@@ -549,28 +640,66 @@ impl World {
                 let answer = HttpAnswer::refusal(&refusal);
                 self.send_reply(slot, engine, ticket, (None, None), answer, 0);
             }
+            Answer::NeedsFence(at_least) => {
+                // One raise at a time; the request waits for it.
+                self.parked.push(Parked {
+                    slot,
+                    engine,
+                    ticket,
+                    request,
+                });
+                if !self.raising {
+                    self.raising = true;
+                    let event = Event::FenceRaise {
+                        epoch: self.authority.epoch(),
+                        target: self.authority.fence_target(at_least, request.count),
+                        ok: !self.rng.chance(f.witness_down),
+                    };
+                    let delay = self.rng.between(1, 6);
+                    self.schedule(delay, event);
+                }
+            }
+            Answer::NotStarted => unreachable!("started above"),
         }
         Ok(())
     }
 
+    /// The answer when the witness cannot be reached: `503`, never a grant.
+    fn witness_unreachable(&mut self, slot: usize, engine: u64, ticket: Ticket) {
+        self.report.witness_refusals += 1;
+        let busy = ErrorReply::new(
+            ErrorCode::Unavailable,
+            "the fence's witness cannot be reached",
+        );
+        self.send_reply(
+            slot,
+            engine,
+            ticket,
+            (None, None),
+            HttpAnswer::error(&busy),
+            0,
+        );
+    }
+
     /// Holds an incarnation in slow start to its reservation bound: what
     /// is committed to it stays within `max(2 * min, 4 * issued)`, plus a
-    /// batch per request in flight when it asked for batches.
+    /// batch per request in flight when its batches came back short.
     fn check_reservation(&mut self, grant: &Grant) -> Result<(), Violation> {
         let config = lease_config(self.namespace);
         let Some(book) = self.books.get_mut(&grant.incarnation) else {
             return Ok(());
         };
-        book.committed += grant.range.count();
+        book.committed.insert(grant.request_id, grant.range.count());
         if self.now.saturating_sub(book.born) >= TRUST_MS || self.scenario.reuse_incarnation {
             return Ok(());
         }
-        let batches = book.largest_batch.min(config.max_count) * MAX_OUTSTANDING as u64;
+        let batches = book.largest_batch.min(config.max_count) * config.max_outstanding as u64;
         let bound = (2 * config.min_count).max(4 * book.issued) + batches;
-        if book.committed > bound {
+        let committed: u64 = book.committed.values().sum();
+        if committed > bound {
             return Err(Violation::OverReserved {
                 incarnation: grant.incarnation.to_string(),
-                reserved: book.committed,
+                reserved: committed,
                 issued: book.issued,
                 bound,
             });
@@ -665,9 +794,8 @@ impl World {
             // The engine that sent it is gone (restarted). A grant reaching
             // the new one is refused as another incarnation's; failures are
             // dropped with their engine.
-            let Wire::Http(answer) = wire else { return };
-            if answer.status == 200 {
-                let reply = from_wire(&Wire::Http(answer));
+            let reply = from_wire(&wire);
+            if matches!(reply, Reply::Grant(_)) {
                 g.lease.handle_reply(ticket, &reply, now);
             }
             return;
@@ -815,16 +943,18 @@ impl World {
         let g = &mut self.gens[slot];
         let book = self.books.entry(*g.lease.incarnation()).or_default();
         let mut left = want;
+        let lend_size = self.rng.between(1, 65);
         while left > 0 {
             // A batch that comes back short (or not at all) lets the engine
             // size its next range to hold it: the bound allows for that.
             let asked = left;
-            let got = if batchy {
-                g.lease.take(left)
-            } else {
-                g.lease
+            let got = match (g.lender, batchy) {
+                (false, true) => g.lease.take(left),
+                (false, false) => g
+                    .lease
                     .next_id()
-                    .map(|id| Range::with_count(id, 1).unwrap_or_else(|_| unreachable!()))
+                    .map(|id| Range::with_count(id, 1).unwrap_or_else(|_| unreachable!())),
+                (true, _) => Self::from_block(g, left, batchy, lend_size),
             };
             match got {
                 Ok(batch) => {
@@ -851,6 +981,11 @@ impl World {
                     }
                     break;
                 }
+                Err(IssueError::EmptyBatch) if g.lender => {
+                    return Err(Violation::NotContiguous {
+                        incarnation: g.lease.incarnation().to_string(),
+                    })
+                }
                 Err(other) => panic!(
                     "seed {}: unexpected issue error {other}",
                     self.scenario.seed
@@ -862,6 +997,41 @@ impl World {
             self.drive(slot)?;
         }
         Ok(())
+    }
+
+    /// A lender's issue, as the JS driver does it: one ID from its block
+    /// (lending a new block of `lend_size` when it is empty), or a batch of
+    /// up to `n`: the block's rest, continued with `take_more` in the same
+    /// range. A batch that does not continue the block is reported as
+    /// `EmptyBatch` (the caller turns it into a violation).
+    fn from_block(
+        g: &mut Generator,
+        n: u64,
+        batch: bool,
+        lend_size: u64,
+    ) -> Result<Range, IssueError> {
+        if g.block_left == 0 {
+            if batch {
+                return g.lease.take(n);
+            }
+            let r = g.lease.lend(lend_size)?;
+            g.block_next = r.start();
+            g.block_left = r.count();
+        }
+        let k = if batch { n.min(g.block_left) } else { 1 };
+        let start = g.block_next;
+        g.block_next = g.block_next.wrapping_add(k);
+        g.block_left -= k;
+        let mut out = Range::with_count(start, k).unwrap_or_else(|_| unreachable!());
+        if batch && k < n && g.block_left == 0 {
+            if let Some(more) = g.lease.take_more(n - k) {
+                if u128::from(more.start()) != out.end() {
+                    return Err(IssueError::EmptyBatch);
+                }
+                out = Range::with_count(start, k + more.count()).unwrap_or_else(|_| unreachable!());
+            }
+        }
+        Ok(out)
     }
 
     fn chaos(&mut self) {
@@ -877,7 +1047,7 @@ impl World {
                     .then_some(self.gens[slot].random);
                 let fresh = self.spawn(reuse);
                 let old = std::mem::replace(&mut self.gens[slot], fresh);
-                self.report.abandoned += old.lease.available();
+                self.report.abandoned += old.lease.available() + old.block_left;
                 let (was, now_inc, left) = (
                     short(old.lease.incarnation()),
                     short(self.gens[slot].lease.incarnation()),
@@ -900,8 +1070,22 @@ impl World {
                 }
             }
         }
-        if self.rng.chance(f.authority_restart) {
+        if now % 10 == 0 {
+            self.authority.snapshot();
+        }
+        if self.rng.chance(f.authority_restore) {
+            self.report.restores += 1;
+            let back = self.rng.between(1, 33) as usize;
+            self.authority.restore(back);
+            self.parked.clear();
+            self.raising = false;
+            self.down_until = now + self.rng.between(0, 30);
+            let down = self.down_until;
+            self.note(|| format!("authority storage restored to the copy {back} snapshots back, restarts at {down} ms"));
+        } else if self.rng.chance(f.authority_restart) {
             self.report.authority_restarts += 1;
+            self.parked.clear();
+            self.raising = false;
             self.authority.restart();
             self.down_until = now + self.rng.between(0, 30);
             let down = self.down_until;
@@ -936,6 +1120,11 @@ fn from_wire(wire: &Wire) -> Reply {
         ),
         Wire::NoAnswer => Reply::no_answer(),
     }
+}
+
+/// The token `sub` of whatever runs in `slot` (a restart keeps its token).
+fn owner_of(slot: usize) -> Owner {
+    Owner::new(&format!("generator-{slot}"))
 }
 
 fn describe(reply: &Reply) -> String {

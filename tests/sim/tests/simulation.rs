@@ -70,6 +70,11 @@ fn add(t: &mut Report, r: &Report) {
     t.restarts += r.restarts;
     t.pauses += r.pauses;
     t.authority_restarts += r.authority_restarts;
+    t.restores += r.restores;
+    t.fence_raises += r.fence_raises;
+    t.fence_forwards += r.fence_forwards;
+    t.fence_skipped += r.fence_skipped;
+    t.witness_refusals += r.witness_refusals;
     t.abandoned += r.abandoned;
     t.failed_generators += r.failed_generators;
 }
@@ -89,7 +94,8 @@ fn no_id_is_issued_twice_under_faults() {
     println!(
         "simulation: {n} seeds, {} IDs checked, {} grants, {} requests ({} retries), \
          {} dropped, {} duplicated, {} mangled, {} attempts cancelled, {} stale failures ignored, \
-         {} generator restarts, {} pauses, {} authority restarts, \
+         {} generator restarts, {} pauses, {} authority restarts, {} restores to an older copy \
+         ({} found the witness ahead), {} fence raises, {} IDs skipped by starts, {} answers 503 for want of the witness, \
          {} replays installed, {} duplicate grants ignored, {} foreign grants refused, \
          {} namespaces exhausted, {} IDs abandoned, in {:.1?}",
         t.ids,
@@ -104,6 +110,11 @@ fn no_id_is_issued_twice_under_faults() {
         t.restarts,
         t.pauses,
         t.authority_restarts,
+        t.restores,
+        t.fence_forwards,
+        t.fence_raises,
+        t.fence_skipped,
+        t.witness_refusals,
         t.replays_installed,
         t.duplicates_ignored,
         t.grants_refused,
@@ -138,6 +149,10 @@ fn no_id_is_issued_twice_under_faults() {
             ("generator restarts", t.restarts),
             ("pauses", t.pauses),
             ("authority restarts", t.authority_restarts),
+            ("restores", t.restores),
+            ("starts behind the witness", t.fence_forwards),
+            ("fence raises", t.fence_raises),
+            ("answers for want of the witness", t.witness_refusals),
             ("retries", t.retries),
             ("replays installed", t.replays_installed),
             ("duplicate grants ignored", t.duplicates_ignored),
@@ -172,6 +187,29 @@ fn catches_an_authority_that_replies_before_commit() {
     );
     println!(
         "reply-before-commit: {} of 200 seeds caught, e.g. seed {}: {}",
+        failures.len(),
+        failures[0].0,
+        failures[0].1
+    );
+}
+
+/// And without the fence, an authority restored to an older copy grants
+/// again what it granted after the copy.
+#[test]
+fn catches_a_restore_without_the_fence() {
+    let (_, _, failures) = run_many((0..200).collect(), |seed| {
+        let mut s = Scenario::from_seed(seed, 5_000);
+        s.bug = Bug::NoFence;
+        s.faults.authority_restore = 20_000;
+        s
+    });
+    assert!(
+        failures.len() >= 100,
+        "200 seeds restored without the fence and only {} violations found",
+        failures.len()
+    );
+    println!(
+        "restore without the fence: {} of 200 seeds caught, e.g. seed {}: {}",
         failures.len(),
         failures[0].0,
         failures[0].1
