@@ -17,6 +17,7 @@ bench: build
 	cargo run -q -p rangeid-sim --release --locked --bin capacity
 	node edge-authority/scripts/bench.mjs
 	node tests/bench/npm.mjs
+	node www/scripts/bench.mjs
 
 # The local authority in the foreground on 127.0.0.1:8787 (prints an admin token).
 authority: setup

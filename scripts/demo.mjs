@@ -97,7 +97,7 @@ try {
   const admin = token("admin", "*");
   const created = await api("POST", "/v1/namespaces", admin, { namespace: "demo" });
   if (created.status === 201) console.log("namespace: created \"demo\" (IDs 1 to 2^53-1)");
-  else if (created.body?.error?.code === "namespace_exists") console.log("namespace: \"demo\" exists; continuing where it left off");
+  else if (created.status === 200) console.log("namespace: \"demo\" exists; continuing where it left off");
   else throw new Error(`could not create the namespace: ${created.status} ${JSON.stringify(created.body)}`);
   const before = (await api("GET", "/v1/namespaces/demo", admin)).body;
 
@@ -147,6 +147,7 @@ try {
 } finally {
   if (server && keep) {
     console.log(`\nthe authority keeps running on ${base} (pid group ${server.pid}); stop it with: kill -- -${server.pid}`);
+    console.log(`admin page (signed in as an admin for a day; the token stays in this tab only): ${base}/admin/#token=${token("admin", "*")}`);
     server.unref();
     server.stdout.destroy();
     server.stderr.destroy();

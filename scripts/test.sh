@@ -40,5 +40,8 @@ step "npm driver tests (fake authority, transport faults) and the package's type
 node --test npm/test/
 (cd npm && node_modules/.bin/tsc -p test/types/tsconfig.json)
 
-step "integration: the authority on workerd, the packed package (ESM, CJS, Chromium, Worker)"
-node --test --test-concurrency=1 tests/authority/ tests/npm/
+step "the admin page type-checks"
+www/node_modules/.bin/tsc -p www/tsconfig.json
+
+step "integration: the authority on workerd (API, fence and restore drills, hardening, HTTP fuzzing), the packed package (ESM, CJS, Chromium, Worker), the admin page in Chromium"
+node --test --test-concurrency=1 tests/authority/ tests/npm/ tests/www/

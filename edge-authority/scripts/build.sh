@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Worker into edge-authority/build/ with the pinned toolchain:
+# Builds the admin page into www/dist (the Worker's ASSETS) and the Worker
+# into edge-authority/build/ with the pinned toolchain:
 # npm packages from package-lock.json (wrangler, binaryen's wasm-opt,
 # esbuild) and the cargo-installed worker-build 0.8.7 and wasm-bindgen-cli
 # 0.2.130. Nothing is downloaded at build time. Idempotent.
@@ -22,6 +23,9 @@ for tool in worker-build wasm-bindgen; do
     exit 1
   fi
 done
+
+# The admin page first: wrangler refuses to start without its assets folder.
+node "$here/../www/scripts/build.mjs" >&2
 
 # worker-build would otherwise download these three from the network.
 WASM_BINDGEN_BIN="$(command -v wasm-bindgen)" \

@@ -43,6 +43,7 @@ fi
 # 4. An admin token for this key.
 token="$(cargo run -q -p rangeid-authority --bin rangeid-token -- token --role admin --ns '*' --ttl 30d --sub local-admin --keys "$home/keys.json")"
 echo "admin token (30 days): $token"
+echo "admin page: http://127.0.0.1:$port/admin/#token=$token"
 echo "mint more: cargo run -q -p rangeid-authority --bin rangeid-token -- token --role generator --ns orders --ttl 30d --keys $home/keys.json"
 
 if [ "${RANGEID_NO_SERVE:-0}" = 1 ]; then

@@ -20,8 +20,9 @@ use crate::response::ApiError;
 
 /// The largest request body accepted, in bytes.
 pub const MAX_BODY: usize = 4096;
-/// The longest freeze or unfreeze reason, in bytes.
-pub const MAX_REASON: usize = 1024;
+/// The longest freeze or unfreeze reason, in characters (so at most 1 KiB
+/// of UTF-8).
+pub const MAX_REASON: usize = 256;
 /// The page size of listings when `limit` is absent.
 pub const DEFAULT_LIMIT: u32 = 100;
 /// The largest `limit` of a listing.
@@ -132,15 +133,17 @@ struct ReasonFields {
     reason: String,
 }
 
-/// Parses `{reason}`: 1 to [`MAX_REASON`] bytes without control characters.
+/// Parses `{reason}`: 1 to [`MAX_REASON`] characters, no control
+/// characters, not only spaces (the OpenAPI document's pattern says the
+/// same).
 pub fn reason(body: &[u8]) -> Result<String, ApiError> {
     let f: ReasonFields = parse_json(body)?;
-    if f.reason.trim().is_empty()
-        || f.reason.len() > MAX_REASON
+    if f.reason.chars().all(|c| c == ' ')
+        || f.reason.chars().count() > MAX_REASON
         || f.reason.chars().any(char::is_control)
     {
         return Err(ApiError::invalid(format!(
-            "reason must be 1 to {MAX_REASON} bytes of printable text"
+            "reason must be 1 to {MAX_REASON} characters of printable text, not only spaces"
         )));
     }
     Ok(f.reason)
@@ -206,6 +209,50 @@ pub fn page(query: &str) -> Result<Page, ApiError> {
         }
     }
     Ok(page)
+}
+
+/// A page of the namespace listing: `limit` and an exclusive `after` name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NamePage {
+    /// At most this many namespaces (1 to [`MAX_LIMIT`]).
+    pub limit: u32,
+    /// Only names after this one (ascending), if given.
+    pub after: Option<Namespace>,
+}
+
+/// Parses `?limit=&after=` for the namespace listing.
+pub fn name_page(query: &str) -> Result<NamePage, ApiError> {
+    let mut page = NamePage {
+        limit: DEFAULT_LIMIT,
+        after: None,
+    };
+    for (k, v) in query_pairs(query, &["limit", "after"])? {
+        if k == "limit" {
+            page.limit = parse_u64(v)
+                .ok()
+                .filter(|n| (1..=u64::from(MAX_LIMIT)).contains(n))
+                .map(|n| n as u32)
+                .ok_or_else(|| {
+                    ApiError::invalid(format!("limit must be an integer from 1 to {MAX_LIMIT}"))
+                })?;
+        } else {
+            page.after =
+                Some(Namespace::new(v).map_err(|e| {
+                    ApiError::invalid(format!("after must be a namespace name: {e}"))
+                })?);
+        }
+    }
+    Ok(page)
+}
+
+/// Parses `?window=1h|24h` for rates (default `1h`).
+pub fn window(query: &str) -> Result<crate::object::Window, ApiError> {
+    let pairs = query_pairs(query, &["window"])?;
+    match pairs.first() {
+        None => Ok(crate::object::Window::Hour),
+        Some((_, v)) => crate::object::Window::parse(v)
+            .ok_or_else(|| ApiError::invalid("window must be 1h or 24h")),
+    }
 }
 
 /// Parses `?id=N` for lookup: a decimal ID from 1 to 2^64 - 1.

@@ -4,7 +4,9 @@
 //! body size (`413`), body and path validation (`400`, or `404` for an
 //! impossible namespace name), role and namespace (`403`). Only a request
 //! that passed all of them is forwarded to an object, so nothing malformed
-//! or unauthorized ever reaches storage.
+//! or unauthorized ever reaches storage. The body is read only after the
+//! route, origin and token passed ([`plan_before_body`]), and at most
+//! [`api::MAX_BODY`] + 1 bytes of it.
 
 use rangeid_core::wire::{DecBound, DecU64};
 use rangeid_core::{ErrorCode, Namespace};
@@ -14,7 +16,7 @@ use crate::object::ObjectRequest;
 use crate::openapi;
 use crate::response::{ApiError, Cors, CorsCheck, HttpReply};
 use crate::route::{allowed_methods, route, Route, RouteError};
-use crate::token::{bearer, verify, Access, Claims, Keyring, KeyringError};
+use crate::token::{bearer, verify, Access, Claims, Keyring, KeyringError, Scope};
 
 /// The front Worker's configuration, read from its environment.
 #[derive(Clone, Debug)]
@@ -24,10 +26,15 @@ pub struct FrontConfig {
     pub keys: Result<Keyring, KeyringError>,
     /// The CORS allow-list.
     pub cors: Cors,
+    /// The audience tokens must name (`aud`), when configured.
+    pub audience: Option<String>,
+    /// The grant retention in seconds, or why the configured one is
+    /// refused (then every authenticated route answers `503`).
+    pub retention: Result<u64, String>,
 }
 
 /// An incoming request, as the runtime delivered it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Incoming<'a> {
     /// The method, upper-case.
     pub method: &'a str,
@@ -39,9 +46,21 @@ pub struct Incoming<'a> {
     pub authorization: Option<&'a str>,
     /// The `Origin` header.
     pub origin: Option<&'a str>,
-    /// The body, or `None` when it was not read because its declared
-    /// length exceeds [`api::MAX_BODY`].
+    /// This request's own origin (`scheme://host[:port]` of its URL): an
+    /// `Origin` equal to it is same-origin (the admin page), not CORS.
+    pub own_origin: &'a str,
+    /// The body (at most [`api::MAX_BODY`] + 1 bytes of it), or `None` when
+    /// it was not read because it is longer.
     pub body: Option<&'a [u8]>,
+}
+
+impl<'a> Incoming<'a> {
+    /// The `Origin` of a cross-origin request; `None` without one or when
+    /// it is this request's own origin (browsers send `Origin` on
+    /// same-origin POSTs too).
+    fn cross_origin(&self) -> Option<&'a str> {
+        self.origin.filter(|o| *o != self.own_origin)
+    }
 }
 
 /// What the Worker must do with a request.
@@ -66,11 +85,17 @@ pub enum Plan {
         /// The create request.
         request: ObjectRequest,
     },
-    /// List the registry, keep the namespaces `claims` may read, and answer
-    /// with each one's summary ([`list_reply`]).
+    /// Read a page of the registry (only the namespaces `only` lists, when
+    /// the token's scope is a list), and answer with the summaries the
+    /// objects pushed there ([`list_reply`]); a namespace without one is
+    /// asked directly.
     List {
-        /// The caller's claims.
-        claims: Claims,
+        /// Page size.
+        limit: u32,
+        /// Only names after this one.
+        after: Option<Namespace>,
+        /// The token's namespaces, unless it covers all.
+        only: Option<Vec<Namespace>>,
     },
 }
 
@@ -83,9 +108,15 @@ fn authenticate(
         .keys
         .as_ref()
         .map_err(|e| ApiError::unavailable(format!("authority misconfigured: {e}")))?;
+    if let Err(e) = &config.retention {
+        return Err(ApiError::unavailable(format!(
+            "authority misconfigured: {e}"
+        )));
+    }
     let token = bearer(incoming.authorization)
         .map_err(|e| ApiError::new(ErrorCode::Unauthenticated, e.to_string()))?;
-    verify(token, keys, now).map_err(|e| ApiError::new(ErrorCode::Unauthenticated, e.to_string()))
+    verify(token, keys, config.audience.as_deref(), now)
+        .map_err(|e| ApiError::new(ErrorCode::Unauthenticated, e.to_string()))
 }
 
 fn require(claims: &Claims, access: Access<'_>) -> Result<(), ApiError> {
@@ -114,7 +145,7 @@ pub fn plan(incoming: &Incoming<'_>, config: &FrontConfig, now: u64) -> Plan {
         return Plan::Reply(
             config
                 .cors
-                .preflight(incoming.origin, allowed_methods(incoming.path)),
+                .preflight(incoming.cross_origin(), allowed_methods(incoming.path)),
         );
     }
     let result = route(incoming.method, incoming.path)
@@ -130,14 +161,14 @@ pub fn plan(incoming: &Incoming<'_>, config: &FrontConfig, now: u64) -> Plan {
             }
         })
         .and_then(|r| {
-            if config.cors.check(incoming.origin) == CorsCheck::Refused {
+            if config.cors.check(incoming.cross_origin()) == CorsCheck::Refused {
                 return Err(crate::response::refused_origin());
             }
             plan_route(r, incoming, config, now)
         });
     let mut plan = result.unwrap_or_else(|e| Plan::Reply(e.reply()));
     if let Plan::Reply(reply) = &mut plan {
-        config.cors.decorate(incoming.origin, reply);
+        config.cors.decorate(incoming.cross_origin(), reply);
     }
     plan
 }
@@ -172,11 +203,32 @@ fn plan_route(
         Route::Grant => {
             let request = api::grant_request(body(incoming)?)?;
             require(&claims, Access::Generate(&request.namespace))?;
-            object(request.namespace, ObjectRequest::Grant { request })
+            object(
+                request.namespace,
+                ObjectRequest::Grant {
+                    request,
+                    owner: claims.sub.clone(),
+                },
+            )
         }
         Route::ListNamespaces => {
             require(&claims, Access::List)?;
-            Plan::List { claims }
+            let page = api::name_page(incoming.query)?;
+            Plan::List {
+                limit: page.limit,
+                after: page.after,
+                only: match &claims.ns {
+                    Scope::All => None,
+                    Scope::Only(list) => Some(list.clone()),
+                },
+            }
+        }
+        Route::Session => Plan::Reply(HttpReply::json(200, &claims.session_json())),
+        Route::Rates(seg) => {
+            let namespace = api::path_namespace(&seg)?;
+            require(&claims, Access::Read(&namespace))?;
+            let window = api::window(incoming.query)?;
+            object(namespace, ObjectRequest::Rates { namespace, window })
         }
         Route::CreateNamespace => {
             let c = api::create_namespace(body(incoming)?)?;
@@ -267,22 +319,50 @@ fn plan_route(
     })
 }
 
-/// The namespaces among `all` that `claims` may read.
-pub fn visible(claims: &Claims, all: &[Namespace]) -> Vec<Namespace> {
-    all.iter()
-        .filter(|ns| claims.allows(Access::Read(ns)))
-        .copied()
-        .collect()
-}
-
 /// The answer to `GET /v1/namespaces` from the summaries' JSON texts:
-/// `{"namespaces":[summary,...]}`.
-pub fn list_reply(summaries: &[String]) -> HttpReply {
+/// `{"namespaces":[summary,...],"nextAfter":name|null}`.
+pub fn list_reply(summaries: &[String], next_after: Option<Namespace>) -> HttpReply {
     let values: Result<Vec<serde_json::Value>, _> =
         summaries.iter().map(|s| serde_json::from_str(s)).collect();
     match values {
-        Ok(v) => HttpReply::json(200, &serde_json::json!({ "namespaces": v })),
+        Ok(v) => HttpReply::json(
+            200,
+            &serde_json::json!({ "namespaces": v, "nextAfter": next_after }),
+        ),
         Err(e) => ApiError::unavailable(format!("a namespace summary was unreadable: {e}")).reply(),
+    }
+}
+
+/// The plan for a request whose body was not read yet: `Some` when the
+/// answer does not depend on the body (a refusal by route, origin or
+/// token, or a route without a body), `None` when the body must be read,
+/// at most [`api::MAX_BODY`] + 1 bytes of it, and [`plan`] called with it.
+/// So no unauthenticated body is ever buffered.
+pub fn plan_before_body(incoming: &Incoming<'_>, config: &FrontConfig, now: u64) -> Option<Plan> {
+    let early = Incoming {
+        body: Some(&[]),
+        ..*incoming
+    };
+    if incoming.method == "OPTIONS" {
+        return Some(plan(&early, config, now));
+    }
+    let needs_body = match route(incoming.method, incoming.path) {
+        Ok(r) => r.has_body(),
+        Err(_) => false,
+    };
+    if !needs_body {
+        return Some(plan(&early, config, now));
+    }
+    if config.cors.check(incoming.cross_origin()) == CorsCheck::Refused {
+        return Some(plan(&early, config, now));
+    }
+    match authenticate(incoming, config, now) {
+        Ok(_) => None,
+        Err(e) => {
+            let mut reply = e.reply();
+            config.cors.decorate(incoming.cross_origin(), &mut reply);
+            Some(Plan::Reply(reply))
+        }
     }
 }
 
@@ -311,6 +391,8 @@ mod tests {
         FrontConfig {
             keys: Keyring::from_json(&format!(r#"{{"k1":"{KEY}"}}"#)),
             cors: Cors::parse("https://ok.example"),
+            audience: None,
+            retention: Ok(86_400),
         }
     }
 
@@ -337,6 +419,7 @@ mod tests {
             query,
             authorization: auth,
             origin: None,
+            own_origin: "https://authority.example",
             body: Some(body),
         };
         plan(&incoming, &config(), NOW)
@@ -385,6 +468,8 @@ mod tests {
         let broken = FrontConfig {
             keys: Keyring::from_json("{}"),
             cors: Cors::default(),
+            audience: None,
+            retention: Ok(86_400),
         };
         let incoming = Incoming {
             method: "GET",
@@ -392,6 +477,7 @@ mod tests {
             query: "",
             authorization: None,
             origin: None,
+            own_origin: "https://authority.example",
             body: Some(b""),
         };
         assert_eq!(status(&plan(&incoming, &broken, NOW)).0, 503);
@@ -504,6 +590,7 @@ mod tests {
             query: "",
             authorization: Some(&gen),
             origin: None,
+            own_origin: "https://authority.example",
             body: None,
         };
         assert_eq!(status(&plan(&incoming, &config(), NOW)).0, 413);
@@ -572,6 +659,7 @@ mod tests {
             query: "",
             authorization: Some(&admin),
             origin,
+            own_origin: "https://authority.example",
             body: Some(b""),
         };
         assert_eq!(
@@ -581,6 +669,27 @@ mod tests {
         assert_eq!(
             status(&plan(&mk(Some("https://ok.example")), &config(), NOW)).1,
             "forward"
+        );
+        // The admin page, served by the authority itself: same origin, so
+        // not CORS, and no CORS headers on the answer.
+        let own = Incoming {
+            method: "POST",
+            path: "/v1/namespaces/orders/freeze",
+            body: Some(br#"{"reason":"from the page"}"#),
+            ..mk(Some("https://authority.example"))
+        };
+        assert_eq!(status(&plan(&own, &config(), NOW)).1, "forward");
+        assert!(matches!(
+            plan(&mk(Some("https://authority.example")), &config(), NOW),
+            Plan::List { .. }
+        ));
+        let lookalike = Incoming {
+            own_origin: "https://authority.example.evil",
+            ..own
+        };
+        assert_eq!(
+            status(&plan(&lookalike, &config(), NOW)),
+            (403, "forbidden".into())
         );
         let pre = Incoming {
             method: "OPTIONS",
@@ -599,21 +708,117 @@ mod tests {
     }
 
     #[test]
-    fn listing_filters_by_scope() {
-        let c = Claims {
-            sub: "s".into(),
-            role: Role::Reader,
-            ns: Scope::Only(vec![Namespace::new("b").unwrap()]),
-            exp: 0,
-        };
-        let all: Vec<Namespace> = ["a", "b", "c"]
-            .iter()
-            .map(|n| Namespace::new(n).unwrap())
-            .collect();
-        assert_eq!(visible(&c, &all), vec![Namespace::new("b").unwrap()]);
-        let r = list_reply(&[r#"{"namespace":"b"}"#.into()]);
-        assert_eq!(r.body, r#"{"namespaces":[{"namespace":"b"}]}"#);
+    fn listing_pages_within_the_token_scope() {
+        let reader = token(Role::Reader, &["b"]);
+        match run("GET", "/v1/namespaces?limit=5&after=a", Some(&reader), b"") {
+            Plan::List { limit, after, only } => {
+                assert_eq!((limit, after), (5, Some(Namespace::new("a").unwrap())));
+                assert_eq!(only, Some(vec![Namespace::new("b").unwrap()]));
+            }
+            other => panic!("{other:?}"),
+        }
+        let everyone = token(Role::Reader, &["*"]);
+        assert!(matches!(
+            run("GET", "/v1/namespaces", Some(&everyone), b""),
+            Plan::List {
+                limit: 100,
+                after: None,
+                only: None
+            }
+        ));
+        for bad in [
+            "limit=0",
+            "limit=1001",
+            "after=Bad",
+            "after=a&after=b",
+            "cursor=x",
+        ] {
+            let path = format!("/v1/namespaces?{bad}");
+            assert_eq!(
+                status(&run("GET", &path, Some(&everyone), b"")).0,
+                400,
+                "{bad}"
+            );
+        }
+        let r = list_reply(
+            &[r#"{"namespace":"b"}"#.into()],
+            Some(Namespace::new("b").unwrap()),
+        );
+        assert_eq!(
+            r.body,
+            r#"{"namespaces":[{"namespace":"b"}],"nextAfter":"b"}"#
+        );
         assert_eq!(object_failed("Durable Object is overloaded").status, 503);
         assert_eq!(object_failed("x").header("retry-after"), Some("1"));
+    }
+
+    #[test]
+    fn a_body_is_read_only_after_the_token() {
+        let no_token = Incoming {
+            method: "POST",
+            path: "/v1/ranges",
+            query: "",
+            authorization: None,
+            origin: None,
+            own_origin: "https://authority.example",
+            body: None,
+        };
+        assert_eq!(
+            status(&plan_before_body(&no_token, &config(), NOW).unwrap()).0,
+            401
+        );
+        let gen = token(Role::Generator, &["orders"]);
+        let with_token = Incoming {
+            authorization: Some(&gen),
+            ..no_token
+        };
+        assert!(
+            plan_before_body(&with_token, &config(), NOW).is_none(),
+            "then read"
+        );
+        // Too long to read whole: 413 after the token passed.
+        assert_eq!(
+            status(&plan(&with_token, &config(), NOW)),
+            (413, "payload_too_large".into())
+        );
+        let get = Incoming {
+            method: "GET",
+            path: "/v1/session",
+            authorization: Some(&gen),
+            ..no_token
+        };
+        match plan_before_body(&get, &config(), NOW) {
+            Some(Plan::Reply(r)) => {
+                let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+                assert_eq!(
+                    (v["sub"].as_str(), v["role"].as_str()),
+                    (Some("tester"), Some("generator"))
+                );
+                assert_eq!(v["ns"], serde_json::json!(["orders"]));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_misconfigured_retention_refuses_to_serve() {
+        let short = FrontConfig {
+            retention: Err("RANGEID_GRANT_RETENTION_SECONDS is 1".into()),
+            ..config()
+        };
+        let admin = token(Role::Admin, &["*"]);
+        let incoming = Incoming {
+            method: "GET",
+            path: "/v1/namespaces",
+            query: "",
+            authorization: Some(&admin),
+            origin: None,
+            own_origin: "https://authority.example",
+            body: Some(b""),
+        };
+        assert_eq!(
+            status(&plan(&incoming, &short, NOW)),
+            (503, "unavailable".into())
+        );
     }
 }

@@ -14,19 +14,24 @@
 //! - [`route`]: method and path to a route; 404 and 405.
 //! - [`api`]: request bodies and queries; 400 and 413.
 //! - [`store`]: the SQLite schema and the 20-digit TEXT row codec.
-//! - [`object`]: the namespace and registry objects' handlers.
+//! - [`object`]: the namespace, fence (witness) and registry objects'
+//!   handlers.
 //! - [`summary`]: the namespace summary and grant rates.
 //! - [`openapi`]: the OpenAPI 3.1 document.
+//! - [`page`]: the admin page's files and the headers they are served with.
 //! - [`response`]: error answers and CORS.
 //! - [`front`]: the front Worker's request plan.
+//! - [`settings`]: retention, audience: the environment, checked once.
 #![deny(missing_docs)]
 
 pub mod api;
 pub mod front;
 pub mod object;
 pub mod openapi;
+pub mod page;
 pub mod response;
 pub mod route;
+pub mod settings;
 pub mod store;
 pub mod summary;
 pub mod token;

@@ -1,12 +1,23 @@
 //! The OpenAPI 3.1 document of API v1, served at `GET /v1/openapi.json`.
 //!
-//! Schemas use only `type`, `required`, `properties`,
-//! `additionalProperties`, `enum`, `pattern`, `items`, `minimum` and
-//! `$ref`, so the integration tests can check real answers against them
-//! with a small validator.
+//! Written here, next to the parsers whose rules it states (limits come
+//! from the same constants). Schemathesis checks the running Worker
+//! against it (`tests/authority/schemathesis.sh`) and the integration
+//! tests validate real answers with Ajv.
 
+use rangeid_core::authority::NamespaceConfig;
 use rangeid_core::ErrorCode;
 use serde_json::{json, Value};
+
+use crate::api::{DEFAULT_LIMIT, MAX_LIMIT, MAX_REASON};
+
+/// The largest count anywhere on the wire.
+const MAX_COUNT: u64 = NamespaceConfig::MAX_COUNT_LIMIT;
+
+/// A reason: no control characters, something besides spaces (as
+/// [`crate::api::reason`] checks).
+const REASON: &str =
+    r"^[^\u0000-\u001f\u007f-\u009f]*[^\u0000-\u0020\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$";
 
 /// A canonical decimal string (no sign, no leading zero).
 const DECIMAL: &str = "^(0|[1-9][0-9]*)$";
@@ -85,18 +96,25 @@ fn operation(
     op
 }
 
+const NAME: &str = "^[a-z0-9][a-z0-9._-]{0,62}$";
+
 fn ns_param() -> Value {
     json!({"name": "ns", "in": "path", "required": true,
-           "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9._-]{0,62}$"}})
+           "schema": {"type": "string", "pattern": NAME}})
+}
+
+fn limit_param() -> Value {
+    json!({"name": "limit", "in": "query", "required": false,
+           "schema": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT}})
 }
 
 fn page_params() -> Value {
     json!([
         ns_param(),
-        {"name": "limit", "in": "query", "required": false,
-         "schema": {"type": "string", "pattern": DECIMAL}, "description": "1 to 1000, default 100"},
+        limit_param(),
         {"name": "before", "in": "query", "required": false,
-         "schema": {"type": "string", "pattern": DECIMAL}, "description": "the previous page's nextBefore"}
+         "schema": {"type": "string", "pattern": DECIMAL, "maxLength": 20},
+         "description": "the previous page's nextBefore"}
     ])
 }
 
@@ -114,20 +132,38 @@ const AUTH: [ErrorCode; 4] = [
     E::Unavailable,
 ];
 
+/// A positive decimal ID up to 2^64 - 1 as a request field.
+fn id_in(description: &str) -> Value {
+    json!({"type": "string", "pattern": "^[1-9][0-9]*$", "maxLength": 20, "description": description})
+}
+
 fn schemas() -> Value {
-    let name = json!({"type": "string", "pattern": "^[a-z0-9][a-z0-9._-]{0,62}$"});
+    let name = json!({"type": "string", "pattern": NAME});
     let token = json!({"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,64}$"});
-    let time = json!({"type": "string", "description": "RFC 3339 UTC"});
+    let time = json!({"type": "string", "format": "date-time", "description": "RFC 3339 UTC"});
+    let count = json!({"type": "integer", "minimum": 1, "maximum": MAX_COUNT});
     let rate = json!({"type": "object", "required": ["ranges", "idsPerSecond"], "additionalProperties": false,
         "properties": {"ranges": {"type": "integer", "minimum": 0}, "idsPerSecond": {"type": "number", "minimum": 0}}});
     let grant_entry_props = json!({
         "start": dec("first ID"), "end": dec("exclusive end"),
-        "count": {"type": "integer", "minimum": 1},
-        "incarnation": token, "requestId": token, "at": time,
+        "count": count, "incarnation": token, "requestId": token,
+        "sub": {"type": ["string", "null"], "description": "the token subject that took it (null before v2)"},
+        "at": time,
     });
     let mut lookup_props = grant_entry_props.clone();
     lookup_props["namespace"] = name.clone();
     lookup_props["id"] = dec("the ID looked up");
+    let entry = [
+        "start",
+        "end",
+        "count",
+        "incarnation",
+        "requestId",
+        "sub",
+        "at",
+    ];
+    let entry_required = json!(entry);
+    let lookup_required: Vec<&str> = entry.iter().chain(&["namespace", "id"]).copied().collect();
     json!({
         "Error": {"type": "object", "required": ["error"], "additionalProperties": false,
             "properties": {"error": {"type": "object", "required": ["code", "message"], "additionalProperties": false,
@@ -139,54 +175,78 @@ fn schemas() -> Value {
         "GrantRequest": {"type": "object", "required": ["namespace", "incarnation", "requestId", "count"],
             "additionalProperties": false,
             "properties": {"namespace": name, "incarnation": token, "requestId": token,
-                "count": {"type": "integer", "minimum": 1}}},
+                "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT,
+                    "description": "at most the namespace's maxCount"}}},
         "Grant": {"type": "object",
             "description": "Clients ignore fields they do not know, so later versions may add some.",
             "required": ["namespace", "incarnation", "requestId", "start", "end", "count", "replayed", "maxCount", "remaining"],
             "additionalProperties": false,
             "properties": {"namespace": name, "incarnation": token, "requestId": token,
                 "start": dec("first ID of the range"), "end": dec("exclusive end, up to 2^64"),
-                "count": {"type": "integer", "minimum": 1}, "replayed": {"type": "boolean"},
-                "maxCount": {"type": "integer", "minimum": 1, "description": "the namespace's largest request"},
+                "count": count, "replayed": {"type": "boolean"},
+                "maxCount": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "description": "the namespace's largest request"},
                 "remaining": dec("IDs left in the namespace after this grant (now, on a replay)")}},
         "CreateNamespace": {"type": "object", "required": ["namespace"], "additionalProperties": false,
-            "properties": {"namespace": name, "first": dec("default 1"), "max": dec("inclusive, default 2^53-1"),
-                "maxCount": {"type": "integer", "minimum": 1, "description": "default 10000000"}}},
+            "properties": {"namespace": name, "first": id_in("default 1"),
+                "max": id_in("inclusive, at least first; default 2^53-1"),
+                "maxCount": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "description": "default 10000000"}}},
         "Floor": {"type": "object", "required": ["floor"], "additionalProperties": false,
-            "properties": {"floor": dec("the new next; never below the current one")}},
+            "properties": {"floor": id_in("the new next; never below the current one")}},
         "Reason": {"type": "object", "required": ["reason"], "additionalProperties": false,
-            "properties": {"reason": {"type": "string"}}},
+            "properties": {"reason": {"type": "string", "minLength": 1, "maxLength": MAX_REASON,
+                "pattern": REASON, "description": "printable text, not only spaces"}}},
         "Summary": {"type": "object", "additionalProperties": false,
             "required": ["namespace", "first", "next", "max", "remaining", "maxCount", "state", "rangesGranted",
-                "idsGranted", "createdAt", "lastGrantAt", "grantRate", "exhaustion"],
+                "idsGranted", "createdAt", "lastGrantAt", "grantRate", "exhaustion", "fence"],
             "properties": {"namespace": name, "first": dec("first ID"), "next": dec("next grant's start"),
-                "max": dec("last ID"), "remaining": dec("IDs left"), "maxCount": {"type": "integer", "minimum": 1},
+                "max": dec("last ID"), "remaining": dec("IDs left"),
+                "maxCount": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT},
                 "state": {"type": "string", "enum": ["active", "frozen"]},
                 "rangesGranted": {"type": "integer", "minimum": 0}, "idsGranted": dec("IDs granted"),
-                "createdAt": time, "lastGrantAt": {"type": ["string", "null"]},
+                "createdAt": time, "lastGrantAt": {"type": ["string", "null"], "format": "date-time"},
                 "grantRate": {"type": "object", "required": ["lastMinute", "lastHour"], "additionalProperties": false,
                     "properties": {"lastMinute": rate, "lastHour": rate}},
                 "exhaustion": {"type": ["object", "null"], "required": ["seconds", "at"], "additionalProperties": false,
-                    "properties": {"seconds": {"type": "number"}, "at": {"type": ["string", "null"]}}}}},
-        "NamespaceList": {"type": "object", "required": ["namespaces"], "additionalProperties": false,
-            "properties": {"namespaces": {"type": "array", "items": reference("Summary")}}},
+                    "properties": {"seconds": {"type": "number"}, "at": {"type": ["string", "null"]}}},
+                "fence": {"type": "object", "required": ["mark", "skipped", "rollbacks"], "additionalProperties": false,
+                    "description": "the restore fence: no grant ends above mark, which a separate witness holds",
+                    "properties": {"mark": dec("the acknowledged mark"), "skipped": dec("IDs starts skipped, in all"),
+                        "rollbacks": {"type": "integer", "minimum": 0,
+                            "description": "starts that found the witness ahead of this object's storage"}}}}},
+        "NamespaceList": {"type": "object", "required": ["namespaces", "nextAfter"], "additionalProperties": false,
+            "properties": {"namespaces": {"type": "array", "items": reference("Summary")},
+                "nextAfter": {"type": ["string", "null"], "pattern": NAME,
+                    "description": "pass as after for the next page; null on the last"}}},
         "GrantEntry": {"type": "object", "additionalProperties": false,
-            "required": ["start", "end", "count", "incarnation", "requestId", "at"], "properties": grant_entry_props},
+            "required": entry_required, "properties": grant_entry_props},
         "GrantList": {"type": "object", "required": ["grants", "nextBefore"], "additionalProperties": false,
             "properties": {"grants": {"type": "array", "items": reference("GrantEntry")},
                 "nextBefore": {"type": ["string", "null"], "pattern": DECIMAL}}},
         "Lookup": {"type": "object", "additionalProperties": false,
-            "required": ["namespace", "id", "start", "end", "count", "incarnation", "requestId", "at"],
-            "properties": lookup_props},
+            "required": lookup_required, "properties": lookup_props},
         "AuditEntry": {"type": "object", "additionalProperties": false,
             "required": ["id", "at", "actor", "action", "before", "after", "reason"],
-            "properties": {"id": dec("entry id"), "at": time, "actor": {"type": "string"},
-                "action": {"type": "string", "enum": ["create", "floor", "freeze", "unfreeze"]},
+            "properties": {"id": dec("entry id"), "at": time,
+                "actor": {"type": "string", "description": "the token's sub; system for the authority itself"},
+                "action": {"type": "string", "enum": ["create", "floor", "freeze", "unfreeze", "fence_forward"]},
                 "before": {"type": ["object", "null"]}, "after": {"type": ["object", "null"]},
                 "reason": {"type": ["string", "null"]}}},
         "AuditList": {"type": "object", "required": ["audit", "nextBefore"], "additionalProperties": false,
             "properties": {"audit": {"type": "array", "items": reference("AuditEntry")},
                 "nextBefore": {"type": ["string", "null"], "pattern": DECIMAL}}},
+        "Session": {"type": "object", "required": ["sub", "role", "ns", "exp"], "additionalProperties": false,
+            "properties": {"sub": {"type": "string"},
+                "role": {"type": "string", "enum": ["generator", "reader", "admin"]},
+                "ns": {"type": "array", "items": {"type": "string"}, "description": "names, or [\"*\"] for all"},
+                "exp": {"type": "integer", "description": "expiry, seconds since the epoch"}}},
+        "Rates": {"type": "object", "required": ["namespace", "window", "bucketSeconds", "from", "to", "buckets"],
+            "additionalProperties": false,
+            "properties": {"namespace": name, "window": {"type": "string", "enum": ["1h", "24h"]},
+                "bucketSeconds": {"type": "integer", "enum": [60]}, "from": time, "to": time,
+                "buckets": {"type": "array", "description": "minutes with grants only, oldest first",
+                    "items": {"type": "object", "required": ["minute", "ranges", "ids"], "additionalProperties": false,
+                        "properties": {"minute": time, "ranges": {"type": "integer", "minimum": 1},
+                            "ids": dec("IDs granted in the minute")}}}}},
         "Health": {"type": "object", "required": ["ok"], "properties": {"ok": {"type": "boolean"}}},
     })
 }
@@ -205,10 +265,10 @@ pub fn document() -> Value {
         "openapi": "3.1.0",
         "info": {
             "title": "rangeid authority",
-            "version": "1.0.0",
+            "version": "1.1.0",
             "description": "Grants disjoint ID ranges per namespace. Every ID-valued field is a decimal string; \
-                counts are integers. Grants are retained at least 24 hours (configurable); a replay after that \
-                gets a fresh range.",
+                counts are integers up to 2^53 - 1. Grants are retained at least an hour (24 hours by default); \
+                a replay by the same token subject within that time gets the same range.",
         },
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT (HS256, kid)"}},
@@ -219,25 +279,34 @@ pub fn document() -> Value {
                 vec![ok("200", "alive", "Health")])},
             "/v1/openapi.json": {"get": operation("This document", None, None, json!([]),
                 vec![("200".into(), json!({"description": "OpenAPI 3.1", "content": {"application/json": {}}}))])},
+            "/v1/session": {"get": operation("The calling token's claims", Some("any"), None, json!([]),
+                with(vec![ok("200", "claims", "Session")], &AUTH))},
             "/v1/ranges": {"post": operation("Take a range", Some("generator"), Some("GrantRequest"), json!([]),
                 with(with(vec![ok("200", "granted (replayed: true on a replay)", "Grant")], &AUTH),
-                    &[E::InvalidRequest, E::NamespaceNotFound, E::RequestConflict, E::NamespaceExhausted,
-                      E::PayloadTooLarge, E::NamespaceFrozen]))},
+                    &[E::InvalidRequest, E::NamespaceNotFound, E::RequestConflict, E::RequestOwnerMismatch,
+                      E::NamespaceExhausted, E::PayloadTooLarge, E::NamespaceFrozen]))},
             "/v1/namespaces": {
-                "get": operation("List namespaces the token may read", Some("reader"), None, json!([]),
-                    with(vec![ok("200", "summaries", "NamespaceList")], &AUTH)),
-                "post": operation("Create a namespace", Some("admin"), Some("CreateNamespace"), json!([]),
-                    with(with(vec![ok("201", "created", "Summary")], &AUTH),
+                "get": operation("List namespaces the token may read, by name", Some("reader"), None,
+                    json!([limit_param(), {"name": "after", "in": "query", "required": false,
+                        "schema": {"type": "string", "pattern": NAME}, "description": "the previous page's nextAfter"}]),
+                    with(with(vec![ok("200", "summaries", "NamespaceList")], &AUTH), &[E::InvalidRequest])),
+                "post": operation("Create a namespace (again with the same configuration: 200)", Some("admin"),
+                    Some("CreateNamespace"), json!([]),
+                    with(with(vec![ok("201", "created", "Summary"), ok("200", "already exists as asked", "Summary")], &AUTH),
                         &[E::InvalidRequest, E::NamespaceExists, E::PayloadTooLarge])),
             },
             "/v1/namespaces/{ns}": {"get": operation("Namespace summary", Some("reader"), None, json!([ns_param()]),
                 with(with(vec![ok("200", "summary", "Summary")], &AUTH), &[E::NamespaceNotFound]))},
+            "/v1/namespaces/{ns}/rates": {"get": operation("Grants per minute", Some("reader"), None,
+                json!([ns_param(), {"name": "window", "in": "query", "required": false,
+                    "schema": {"type": "string", "enum": ["1h", "24h"], "default": "1h"}}]),
+                with(with(vec![ok("200", "buckets", "Rates")], &AUTH), &[E::InvalidRequest, E::NamespaceNotFound]))},
             "/v1/namespaces/{ns}/grants": {"get": operation("Retained grants, newest first", Some("reader"), None,
                 page_params(),
                 with(with(vec![ok("200", "grants", "GrantList")], &AUTH), &[E::InvalidRequest, E::NamespaceNotFound]))},
             "/v1/namespaces/{ns}/lookup": {"get": operation("The retained grant holding an ID", Some("reader"), None,
                 json!([ns_param(), {"name": "id", "in": "query", "required": true,
-                    "schema": {"type": "string", "pattern": DECIMAL}}]),
+                    "schema": {"type": "string", "pattern": "^[1-9][0-9]*$", "maxLength": 20}}]),
                 with(with(vec![ok("200", "grant", "Lookup")], &AUTH),
                     &[E::InvalidRequest, E::NamespaceNotFound, E::GrantNotFound]))},
             "/v1/namespaces/{ns}/floor": {"post": operation("Raise next to a floor", Some("admin"), Some("Floor"),
@@ -278,6 +347,8 @@ mod tests {
             "/v1/namespaces/{ns}/freeze",
             "/v1/namespaces/{ns}/unfreeze",
             "/v1/namespaces/{ns}/audit",
+            "/v1/namespaces/{ns}/rates",
+            "/v1/session",
         ] {
             assert!(paths.contains_key(p), "{p}");
         }

@@ -35,6 +35,10 @@ pub enum Route {
     Unfreeze(String),
     /// `GET /v1/namespaces/{ns}/audit`
     Audit(String),
+    /// `GET /v1/namespaces/{ns}/rates`
+    Rates(String),
+    /// `GET /v1/session`: the caller's verified claims.
+    Session,
 }
 
 impl Route {
@@ -68,11 +72,13 @@ pub enum RouteError {
 pub fn allowed_methods(path: &str) -> Option<&'static str> {
     let segments: Vec<&str> = path.strip_prefix('/')?.split('/').collect();
     let allow = match segments.as_slice() {
-        ["healthz"] | ["v1", "openapi.json"] => "GET, HEAD",
+        ["healthz"] | ["v1", "openapi.json"] | ["v1", "session"] => "GET, HEAD",
         ["v1", "ranges"] => "POST",
         ["v1", "namespaces"] => "GET, HEAD, POST",
         ["v1", "namespaces", ns] if !ns.is_empty() => "GET, HEAD",
-        ["v1", "namespaces", ns, "grants" | "lookup" | "audit"] if !ns.is_empty() => "GET, HEAD",
+        ["v1", "namespaces", ns, "grants" | "lookup" | "audit" | "rates"] if !ns.is_empty() => {
+            "GET, HEAD"
+        }
         ["v1", "namespaces", ns, "floor" | "freeze" | "unfreeze"] if !ns.is_empty() => "POST",
         _ => return None,
     };
@@ -90,6 +96,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, RouteError> {
     let found = match segments.as_slice() {
         ["healthz"] if get => Some(Route::Healthz),
         ["v1", "openapi.json"] if get => Some(Route::OpenApi),
+        ["v1", "session"] if get => Some(Route::Session),
         ["v1", "ranges"] if post => Some(Route::Grant),
         ["v1", "namespaces"] if get => Some(Route::ListNamespaces),
         ["v1", "namespaces"] if post => Some(Route::CreateNamespace),
@@ -97,6 +104,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, RouteError> {
         ["v1", "namespaces", ns, "grants"] if get => Some(Route::Grants(owned(ns))),
         ["v1", "namespaces", ns, "lookup"] if get => Some(Route::Lookup(owned(ns))),
         ["v1", "namespaces", ns, "audit"] if get => Some(Route::Audit(owned(ns))),
+        ["v1", "namespaces", ns, "rates"] if get => Some(Route::Rates(owned(ns))),
         ["v1", "namespaces", ns, "floor"] if post => Some(Route::Floor(owned(ns))),
         ["v1", "namespaces", ns, "freeze"] if post => Some(Route::Freeze(owned(ns))),
         ["v1", "namespaces", ns, "unfreeze"] if post => Some(Route::Unfreeze(owned(ns))),
@@ -132,6 +140,8 @@ mod tests {
             Route::Lookup(o())
         );
         assert_eq!(ok("GET", "/v1/namespaces/orders/audit"), Route::Audit(o()));
+        assert_eq!(ok("GET", "/v1/namespaces/orders/rates"), Route::Rates(o()));
+        assert_eq!(ok("GET", "/v1/session"), Route::Session);
         assert_eq!(ok("POST", "/v1/namespaces/orders/floor"), Route::Floor(o()));
         assert_eq!(
             ok("POST", "/v1/namespaces/orders/freeze"),

@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use rangeid_core::authority::{NamespaceConfig, NamespaceState, NamespaceStatus};
+use rangeid_core::authority::{NamespaceConfig, NamespaceState, NamespaceStatus, Owner};
 use rangeid_core::{Grant, Incarnation, Namespace, Range, RequestId};
 
 /// A SQL value as bound or read.
@@ -74,57 +74,125 @@ pub trait Sql {
     ) -> Result<(), StoreError>;
 }
 
-/// The namespace object's tables. Idempotent.
-pub const NAMESPACE_SCHEMA: &[&str] = &[
-    "CREATE TABLE IF NOT EXISTS namespace (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        name TEXT NOT NULL,
-        first TEXT NOT NULL,
-        max TEXT NOT NULL,
-        max_count TEXT NOT NULL,
-        next TEXT NOT NULL,
-        status TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        last_grant_at INTEGER,
-        ranges_granted TEXT NOT NULL,
-        ids_granted TEXT NOT NULL
-    )",
-    "CREATE TABLE IF NOT EXISTS grants (
-        incarnation TEXT NOT NULL,
-        request_id TEXT NOT NULL,
-        start TEXT NOT NULL,
-        end TEXT NOT NULL,
-        at INTEGER NOT NULL,
-        PRIMARY KEY (incarnation, request_id)
-    )",
-    "CREATE UNIQUE INDEX IF NOT EXISTS grants_by_start ON grants (start)",
-    "CREATE INDEX IF NOT EXISTS grants_by_at ON grants (at)",
-    "CREATE TABLE IF NOT EXISTS audit (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        at INTEGER NOT NULL,
-        actor TEXT NOT NULL,
-        action TEXT NOT NULL,
-        before TEXT,
-        after TEXT,
-        reason TEXT
-    )",
-    "CREATE TABLE IF NOT EXISTS rate (
-        bucket INTEGER PRIMARY KEY,
-        ranges INTEGER NOT NULL,
-        ids REAL NOT NULL
-    )",
+/// The namespace object's schema, as migrations: step `i` takes a store
+/// from version `i` to `i + 1`. [`migrate`] runs the steps a store lacks,
+/// each in one transaction with its new version.
+pub const NAMESPACE_MIGRATIONS: &[&[&str]] = &[
+    // 1: the namespace row, the grant ledger, the audit log.
+    &[
+        "CREATE TABLE IF NOT EXISTS namespace (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            name TEXT NOT NULL,
+            first TEXT NOT NULL,
+            max TEXT NOT NULL,
+            max_count TEXT NOT NULL,
+            next TEXT NOT NULL,
+            status TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            last_grant_at INTEGER,
+            ranges_granted TEXT NOT NULL,
+            ids_granted TEXT NOT NULL
+        )",
+        "CREATE TABLE IF NOT EXISTS grants (
+            incarnation TEXT NOT NULL,
+            request_id TEXT NOT NULL,
+            start TEXT NOT NULL,
+            end TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            PRIMARY KEY (incarnation, request_id)
+        )",
+        "CREATE UNIQUE INDEX IF NOT EXISTS grants_by_start ON grants (start)",
+        "CREATE INDEX IF NOT EXISTS grants_by_at ON grants (at)",
+        "CREATE TABLE IF NOT EXISTS audit (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            at INTEGER NOT NULL,
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            before TEXT,
+            after TEXT,
+            reason TEXT
+        )",
+        "CREATE TABLE IF NOT EXISTS rate (
+            bucket INTEGER PRIMARY KEY,
+            ranges INTEGER NOT NULL,
+            ids REAL NOT NULL
+        )",
+    ],
+    // 2: the restore fence (the mark the witness acknowledged, what starts
+    // skipped, how often a start found the witness ahead, the largest
+    // grant for chunk sizing); each grant's owner (its token `sub`); rates
+    // in per-minute buckets of 24 hours with IDs as decimal text.
+    &[
+        "ALTER TABLE namespace ADD COLUMN fence TEXT",
+        "ALTER TABLE namespace ADD COLUMN fence_skipped TEXT",
+        "ALTER TABLE namespace ADD COLUMN fence_forwards INTEGER",
+        "ALTER TABLE namespace ADD COLUMN largest_grant TEXT",
+        "ALTER TABLE grants ADD COLUMN owner TEXT",
+        "CREATE TABLE IF NOT EXISTS minutes (
+            minute INTEGER PRIMARY KEY,
+            ranges INTEGER NOT NULL,
+            ids TEXT NOT NULL
+        )",
+        "DROP TABLE IF EXISTS rate",
+        // maxCount is capped at 2^53 - 1 (exact in JS); older rows may hold more.
+        "UPDATE namespace SET max_count = '00009007199254740991'
+            WHERE max_count > '00009007199254740991'",
+    ],
 ];
 
-/// The registry object's table. Idempotent.
-pub const REGISTRY_SCHEMA: &[&str] = &["CREATE TABLE IF NOT EXISTS namespaces (
+/// The registry object's schema, as migrations (see
+/// [`NAMESPACE_MIGRATIONS`]).
+pub const REGISTRY_MIGRATIONS: &[&[&str]] = &[
+    // 1: the names.
+    &["CREATE TABLE IF NOT EXISTS namespaces (
         name TEXT PRIMARY KEY,
         created_at INTEGER NOT NULL
-    )"];
+    )"],
+    // 2: each namespace's latest summary, pushed by its object, and when.
+    &[
+        "ALTER TABLE namespaces ADD COLUMN summary TEXT",
+        "ALTER TABLE namespaces ADD COLUMN updated_at INTEGER",
+    ],
+];
 
-/// Runs every statement of a schema.
-pub fn migrate(sql: &impl Sql, schema: &[&str]) -> Result<(), StoreError> {
-    for statement in schema {
-        sql.exec(statement, &[])?;
+/// The fence object's schema, as migrations: one row, the witness's mark.
+pub const FENCE_MIGRATIONS: &[&[&str]] = &[&["CREATE TABLE IF NOT EXISTS fence (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        mark TEXT NOT NULL
+    )"]];
+
+/// Brings a store's schema up to date: runs each migration step it has not
+/// had, each atomically with the version it reaches. Idempotent.
+pub fn migrate(sql: &impl Sql, migrations: &[&[&str]]) -> Result<(), StoreError> {
+    sql.exec(
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        &[],
+    )?;
+    let rows = sql.exec("SELECT value FROM meta WHERE key = 'schema'", &[])?;
+    let version = match rows.first() {
+        Some(r) => text(r, 0)?
+            .parse::<usize>()
+            .map_err(|_| StoreError("stored schema version is not a number".into()))?,
+        None => 0,
+    };
+    if version > migrations.len() {
+        return Err(StoreError(format!(
+            "the store's schema version {version} is newer than this build's {}",
+            migrations.len()
+        )));
+    }
+    for (i, step) in migrations.iter().enumerate().skip(version) {
+        sql.atomically(&mut || {
+            for statement in step.iter() {
+                sql.exec(statement, &[])?;
+            }
+            sql.exec(
+                "INSERT INTO meta (key, value) VALUES ('schema', ?) \
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[(i + 1).to_string().into()],
+            )?;
+            Ok(())
+        })?;
     }
     Ok(())
 }
@@ -207,7 +275,7 @@ pub fn opt_text(row: &[Value], i: usize) -> Result<Option<&str>, StoreError> {
 /// The stored namespace row: its state and its counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NamespaceRow {
-    /// The committed allocation state.
+    /// The committed allocation state, the fence included.
     pub state: NamespaceState,
     /// When the namespace was created (ms since the epoch).
     pub created_at: i64,
@@ -217,24 +285,32 @@ pub struct NamespaceRow {
     pub ranges_granted: u64,
     /// How many IDs it granted (floors excluded), up to 2^64.
     pub ids_granted: u128,
+    /// The largest grant, for sizing fence chunks.
+    pub largest_grant: u64,
+    /// IDs starts skipped to reach the witness's mark, in all.
+    pub fence_skipped: u128,
+    /// Starts that found the witness's mark above the recorded one.
+    pub fence_forwards: u64,
 }
 
 /// Selects the namespace row in [`NamespaceRow::decode`]'s column order.
 pub const SELECT_NAMESPACE: &str = "SELECT name, first, max, max_count, next, status, created_at, \
-     last_grant_at, ranges_granted, ids_granted FROM namespace WHERE id = 1";
+     last_grant_at, ranges_granted, ids_granted, fence, largest_grant, fence_skipped, \
+     fence_forwards FROM namespace WHERE id = 1";
 
-/// Inserts the namespace row with [`NamespaceRow::params`].
+/// Inserts the namespace row with [`NamespaceRow::insert_params`].
 pub const INSERT_NAMESPACE: &str = "INSERT INTO namespace (id, name, first, max, max_count, next, \
-     status, created_at, last_grant_at, ranges_granted, ids_granted) \
-     VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+     status, created_at, last_grant_at, ranges_granted, ids_granted, fence, largest_grant, \
+     fence_skipped, fence_forwards) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
 /// Moves the mutable columns from the expected `next` (last parameter) to
 /// new values; returns the row only when `next` was the expected one.
 pub const UPDATE_NAMESPACE: &str = "UPDATE namespace SET next = ?, status = ?, last_grant_at = ?, \
-     ranges_granted = ?, ids_granted = ? WHERE id = 1 AND next = ? RETURNING next";
+     ranges_granted = ?, ids_granted = ?, fence = ?, largest_grant = ?, fence_skipped = ?, \
+     fence_forwards = ? WHERE id = 1 AND next = ? RETURNING next";
 
 impl NamespaceRow {
-    /// A new namespace's row.
+    /// A new namespace's row, fenced at its first ID.
     pub fn create(name: Namespace, config: NamespaceConfig, now: i64) -> NamespaceRow {
         NamespaceRow {
             state: NamespaceState::create(name, config),
@@ -242,11 +318,15 @@ impl NamespaceRow {
             last_grant_at: None,
             ranges_granted: 0,
             ids_granted: 0,
+            largest_grant: 0,
+            fence_skipped: 0,
+            fence_forwards: 0,
         }
     }
 
     /// Decodes a row selected with [`SELECT_NAMESPACE`], checking every
-    /// value against core's invariants.
+    /// value against core's invariants. A row from before the fence (its
+    /// columns `NULL`) is fenced at its `next`.
     pub fn decode(row: &[Value]) -> Result<NamespaceRow, StoreError> {
         let name = Namespace::new(text(row, 0)?)
             .map_err(|e| StoreError(format!("stored namespace name: {e}")))?;
@@ -259,7 +339,8 @@ impl NamespaceRow {
         let next = unpad(text(row, 4)?)?;
         let status = NamespaceStatus::parse(text(row, 5)?)
             .ok_or_else(|| StoreError("stored status is invalid".into()))?;
-        let state = NamespaceState::load(name, config, next, status)
+        let fence = opt_text(row, 10)?.map(unpad).transpose()?.unwrap_or(next);
+        let state = NamespaceState::load(name, config, next, status, fence)
             .map_err(|e| StoreError(format!("stored state: {e:?}")))?;
         Ok(NamespaceRow {
             state,
@@ -267,13 +348,31 @@ impl NamespaceRow {
             last_grant_at: opt_int(row, 7)?,
             ranges_granted: unpad_u64(text(row, 8)?)?,
             ids_granted: unpad(text(row, 9)?)?,
+            largest_grant: opt_text(row, 11)?.map(unpad_u64).transpose()?.unwrap_or(0),
+            fence_skipped: opt_text(row, 12)?.map(unpad).transpose()?.unwrap_or(0),
+            fence_forwards: opt_int(row, 13)?.map_or(0, |v| v.max(0) as u64),
         })
+    }
+
+    fn mutable_params(&self) -> Vec<Value> {
+        vec![
+            pad(self.state.next()).into(),
+            self.state.status().as_str().into(),
+            self.last_grant_at.map_or(Value::Null, Value::Int),
+            pad(self.ranges_granted.into()).into(),
+            pad(self.ids_granted).into(),
+            pad(self.state.fence()).into(),
+            pad(self.largest_grant.into()).into(),
+            pad(self.fence_skipped).into(),
+            // A count of starts: small.
+            Value::Int(self.fence_forwards.min(1 << 52) as i64),
+        ]
     }
 
     /// The parameters of [`INSERT_NAMESPACE`].
     pub fn insert_params(&self) -> Vec<Value> {
         let c = self.state.config();
-        vec![
+        let mut p = vec![
             self.state.name().as_str().into(),
             pad(c.first().into()).into(),
             pad(c.max().into()).into(),
@@ -284,42 +383,44 @@ impl NamespaceRow {
             self.last_grant_at.map_or(Value::Null, Value::Int),
             pad(self.ranges_granted.into()).into(),
             pad(self.ids_granted).into(),
-        ]
+        ];
+        p.extend(self.mutable_params().into_iter().skip(5));
+        p
     }
 
     /// The parameters of [`UPDATE_NAMESPACE`] moving from `expected_next`
     /// to this row.
     pub fn update_params(&self, expected_next: u128) -> Vec<Value> {
-        vec![
-            pad(self.state.next()).into(),
-            self.state.status().as_str().into(),
-            self.last_grant_at.map_or(Value::Null, Value::Int),
-            pad(self.ranges_granted.into()).into(),
-            pad(self.ids_granted).into(),
-            pad(expected_next).into(),
-        ]
+        let mut p = self.mutable_params();
+        p.push(pad(expected_next).into());
+        p
     }
 }
 
 /// Selects one grant by key, in [`decode_grant`]'s column order.
-pub const SELECT_GRANT: &str =
-    "SELECT incarnation, request_id, start, end, at FROM grants WHERE incarnation = ? AND request_id = ?";
+pub const SELECT_GRANT: &str = "SELECT incarnation, request_id, start, end, at, owner FROM grants \
+     WHERE incarnation = ? AND request_id = ?";
 
-/// Inserts a grant: incarnation, request_id, start, end, at.
+/// Inserts a grant: incarnation, request_id, start, end, at, owner.
 pub const INSERT_GRANT: &str =
-    "INSERT INTO grants (incarnation, request_id, start, end, at) VALUES (?, ?, ?, ?, ?)";
+    "INSERT INTO grants (incarnation, request_id, start, end, at, owner) VALUES (?, ?, ?, ?, ?, ?)";
 
-/// A stored grant row and when it was committed (ms).
+/// The columns of a grant row, in [`decode_grant`]'s order.
+pub const GRANT_COLUMNS: &str = "incarnation, request_id, start, end, at, owner";
+
+/// A stored grant row: the grant, when it was committed (ms) and who made
+/// the request (`None` for a grant stored before owners were kept).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GrantRow {
     /// The grant.
     pub grant: Grant,
     /// When it was committed (ms since the epoch).
     pub at: i64,
+    /// The requester's token `sub`.
+    pub owner: Option<Owner>,
 }
 
-/// Decodes a grants row (incarnation, request_id, start, end, at) of
-/// namespace `ns`.
+/// Decodes a grants row ([`GRANT_COLUMNS`]) of namespace `ns`.
 pub fn decode_grant(ns: Namespace, row: &[Value]) -> Result<GrantRow, StoreError> {
     let incarnation = Incarnation::new(text(row, 0)?)
         .map_err(|e| StoreError(format!("stored incarnation: {e}")))?;
@@ -336,18 +437,73 @@ pub fn decode_grant(ns: Namespace, row: &[Value]) -> Result<GrantRow, StoreError
             range,
         },
         at: int(row, 4)?,
+        owner: opt_text(row, 5)?.map(Owner::new),
     })
 }
 
 /// The parameters of [`INSERT_GRANT`].
-pub fn grant_params(g: &Grant, at: i64) -> Vec<Value> {
+pub fn grant_params(g: &Grant, at: i64, owner: &Owner) -> Vec<Value> {
     vec![
         g.incarnation.as_str().into(),
         g.request_id.as_str().into(),
         pad(g.range.start().into()).into(),
         pad(g.range.end()).into(),
         Value::Int(at),
+        owner.as_str().into(),
     ]
+}
+
+/// Adds a grant of `ids` to the minute bucket `minute` (ms / 60,000),
+/// counting IDs exactly as decimal text. Run it in the grant's own
+/// transaction.
+pub fn add_to_minute(sql: &impl Sql, minute: i64, ids: u64) -> Result<(), StoreError> {
+    let rows = sql.exec(
+        "SELECT ranges, ids FROM minutes WHERE minute = ?",
+        &[Value::Int(minute)],
+    )?;
+    let (ranges, total) = match rows.first() {
+        Some(r) => (int(r, 0)?, unpad(text(r, 1)?)?),
+        None => (0, 0),
+    };
+    sql.exec(
+        "INSERT INTO minutes (minute, ranges, ids) VALUES (?, ?, ?) \
+         ON CONFLICT (minute) DO UPDATE SET ranges = excluded.ranges, ids = excluded.ids",
+        &[
+            Value::Int(minute),
+            Value::Int(ranges.saturating_add(1)),
+            pad((total + u128::from(ids)).min(1 << 64)).into(),
+        ],
+    )?;
+    Ok(())
+}
+
+/// One minute of grants: its index (ms / 60,000), ranges and IDs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Minute {
+    /// The minute's index since the epoch.
+    pub minute: i64,
+    /// Ranges granted in it.
+    pub ranges: i64,
+    /// IDs granted in it, exactly.
+    pub ids: u128,
+}
+
+/// The minute buckets from `from` (a minute index, inclusive) on, oldest
+/// first.
+pub fn minutes_since(sql: &impl Sql, from: i64) -> Result<Vec<Minute>, StoreError> {
+    sql.exec(
+        "SELECT minute, ranges, ids FROM minutes WHERE minute >= ? ORDER BY minute",
+        &[Value::Int(from)],
+    )?
+    .iter()
+    .map(|r| {
+        Ok(Minute {
+            minute: int(r, 0)?,
+            ranges: int(r, 1)?,
+            ids: unpad(text(r, 2)?)?,
+        })
+    })
+    .collect()
 }
 
 #[cfg(test)]
@@ -477,10 +633,9 @@ mod tests {
     #[test]
     fn a_namespace_near_two_to_the_64_round_trips_exactly() {
         let db = MemSql::new();
-        migrate(&db, NAMESPACE_SCHEMA).unwrap();
-        migrate(&db, NAMESPACE_SCHEMA).unwrap();
-        let config =
-            NamespaceConfig::new(Some(u64::MAX - 2), Some(u64::MAX), Some(u64::MAX)).unwrap();
+        migrate(&db, NAMESPACE_MIGRATIONS).unwrap();
+        migrate(&db, NAMESPACE_MIGRATIONS).unwrap();
+        let config = NamespaceConfig::new(Some(u64::MAX - 2), Some(u64::MAX), Some(3)).unwrap();
         let mut row =
             NamespaceRow::create(Namespace::new("top").unwrap(), config, 1_700_000_000_000);
         row.ids_granted = u64::MAX.into();
@@ -490,8 +645,14 @@ mod tests {
         assert_eq!(NamespaceRow::decode(&read[0]), Ok(row));
 
         // Advance next to 2^64 exactly, through the compare-and-set update.
-        let exhausted =
-            NamespaceState::load(*row.state.name(), config, 1 << 64, row.state.status()).unwrap();
+        let exhausted = NamespaceState::load(
+            *row.state.name(),
+            config,
+            1 << 64,
+            row.state.status(),
+            1 << 64,
+        )
+        .unwrap();
         let moved = NamespaceRow {
             state: exhausted,
             ids_granted: 1 << 64,
@@ -513,7 +674,7 @@ mod tests {
     #[test]
     fn a_grant_at_the_top_round_trips() {
         let db = MemSql::new();
-        migrate(&db, NAMESPACE_SCHEMA).unwrap();
+        migrate(&db, NAMESPACE_MIGRATIONS).unwrap();
         let ns = Namespace::new("top").unwrap();
         let g = Grant {
             namespace: ns,
@@ -521,9 +682,58 @@ mod tests {
             request_id: RequestId::new("r1").unwrap(),
             range: Range::new(u64::MAX - 1, 1 << 64).unwrap(),
         };
-        db.exec(INSERT_GRANT, &grant_params(&g, 5)).unwrap();
+        let owner = Owner::new("svc");
+        db.exec(INSERT_GRANT, &grant_params(&g, 5, &owner)).unwrap();
         let rows = db.exec(SELECT_GRANT, &["A9".into(), "r1".into()]).unwrap();
-        assert_eq!(decode_grant(ns, &rows[0]), Ok(GrantRow { grant: g, at: 5 }));
+        assert_eq!(
+            decode_grant(ns, &rows[0]),
+            Ok(GrantRow {
+                grant: g,
+                at: 5,
+                owner: Some(owner)
+            })
+        );
+    }
+
+    #[test]
+    fn migrations_bring_an_old_store_up_to_date_once() {
+        let db = MemSql::new();
+        // A store as the first release wrote it: version 1, no meta table.
+        for statement in NAMESPACE_MIGRATIONS[0] {
+            db.exec(statement, &[]).unwrap();
+        }
+        let config = NamespaceConfig::new(None, None, None).unwrap();
+        let row = NamespaceRow::create(Namespace::new("old").unwrap(), config, 1);
+        let mut v1 = row.insert_params()[..10].to_vec();
+        // The first release let maxCount reach 2^64 - 1.
+        v1[3] = Value::Text(pad(u64::MAX.into()));
+        db.exec(
+            "INSERT INTO namespace (id, name, first, max, max_count, next, status, created_at, \
+             last_grant_at, ranges_granted, ids_granted) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            &v1,
+        )
+        .unwrap();
+        migrate(&db, NAMESPACE_MIGRATIONS).unwrap();
+        migrate(&db, NAMESPACE_MIGRATIONS).unwrap();
+        let read = db.exec(SELECT_NAMESPACE, &[]).unwrap();
+        let migrated = NamespaceRow::decode(&read[0]).unwrap();
+        assert_eq!(migrated.state.fence(), 1);
+        assert_eq!(migrated.state.config().max_count(), (1 << 53) - 1);
+        let version = db
+            .exec("SELECT value FROM meta WHERE key = 'schema'", &[])
+            .unwrap();
+        assert_eq!(version[0][0], Value::Text("2".into()));
+        add_to_minute(&db, 7, u64::MAX).unwrap();
+        add_to_minute(&db, 7, 2).unwrap();
+        assert_eq!(
+            minutes_since(&db, 0).unwrap(),
+            vec![Minute {
+                minute: 7,
+                ranges: 2,
+                ids: 1 << 64
+            }],
+            "sums stay exact past 2^64 - 1 (capped at 2^64)"
+        );
     }
 
     #[test]
@@ -539,8 +749,22 @@ mod tests {
             Value::Null,
             pad(0).into(),
             pad(0).into(),
+            pad(60).into(),
+            pad(10).into(),
+            pad(0).into(),
+            Value::Int(0),
         ];
         assert!(NamespaceRow::decode(&good).is_ok());
+        let mut legacy = good.clone();
+        for v in &mut legacy[10..] {
+            *v = Value::Null;
+        }
+        let old = NamespaceRow::decode(&legacy).unwrap();
+        assert_eq!(
+            old.state.fence(),
+            50,
+            "a row from before the fence is fenced at next"
+        );
         let mut next_past_max = good.clone();
         next_past_max[4] = pad(102).into();
         let mut as_integer = good.clone();
@@ -549,7 +773,9 @@ mod tests {
         bad_status[5] = "paused".into();
         let mut short = good.clone();
         short.truncate(5);
-        for bad in [next_past_max, as_integer, bad_status, short] {
+        let mut fence_past_max = good.clone();
+        fence_past_max[10] = pad(102).into();
+        for bad in [next_past_max, as_integer, bad_status, short, fence_past_max] {
             assert!(NamespaceRow::decode(&bad).is_err(), "{bad:?}");
         }
     }

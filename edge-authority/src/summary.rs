@@ -7,34 +7,25 @@
 //!  "lastGrantAt":"2026-11-29T15:01:00.000Z",
 //!  "grantRate":{"lastMinute":{"ranges":1,"idsPerSecond":183.3},
 //!               "lastHour":{"ranges":1,"idsPerSecond":3.05}},
-//!  "exhaustion":{"seconds":2.9e12,"at":"..."}}
+//!  "exhaustion":{"seconds":2.9e12,"at":"..."},
+//!  "fence":{"mark":"31001","skipped":"0","rollbacks":0}}
 //! ```
 //!
 //! ID-valued fields are decimal strings; `maxCount` and `rangesGranted` are
-//! integers. Rates come from 10-second buckets and are approximate; the
-//! estimate divides `remaining` by the last hour's rate (over the part of
-//! the hour the namespace existed) and is `null` with no grant in the hour.
+//! integers. Rates come from the per-minute buckets: a window counts the
+//! whole minutes that overlap it and divides by the time they cover (at
+//! most the namespace's age), so they are approximate. The estimate divides
+//! `remaining` by the last hour's rate and is `null` with no grant in the
+//! hour.
 
 use rangeid_core::wire::{DecBound, DecU64};
 use serde::Serialize;
 
-use crate::store::NamespaceRow;
+use crate::store::{Minute, NamespaceRow};
 
-/// The width of one rate bucket, in milliseconds.
-pub const BUCKET_MS: i64 = 10_000;
-const MINUTE_MS: i64 = 60_000;
+/// A minute, in milliseconds.
+pub const MINUTE_MS: i64 = 60_000;
 const HOUR_MS: i64 = 3_600_000;
-
-/// One rate bucket: grants committed in `[bucket * BUCKET_MS, +BUCKET_MS)`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Bucket {
-    /// The bucket index (ms / [`BUCKET_MS`]).
-    pub bucket: i64,
-    /// Ranges granted in it.
-    pub ranges: i64,
-    /// IDs granted in it (approximate beyond 2^53).
-    pub ids: f64,
-}
 
 /// The rate over one window.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -50,9 +41,9 @@ pub struct Rate {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GrantRate {
-    /// The last 60 seconds (whole buckets).
+    /// The last minute (with the current one, up to two buckets).
     pub last_minute: Rate,
-    /// The last hour (whole buckets).
+    /// The last hour.
     pub last_hour: Rate,
 }
 
@@ -63,6 +54,19 @@ pub struct Exhaustion {
     pub seconds: f64,
     /// The moment, RFC 3339 UTC (absent when past year 9999).
     pub at: Option<String>,
+}
+
+/// The restore fence as the namespace object holds it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Fence {
+    /// The mark the witness acknowledged: no grant ends above it.
+    pub mark: DecBound,
+    /// IDs starts skipped to reach the witness's mark, in all.
+    pub skipped: DecBound,
+    /// Starts that found the witness above this object's mark (its storage
+    /// was rolled back, or it stopped between the witness's acknowledgement
+    /// and its own write).
+    pub rollbacks: u64,
 }
 
 /// The summary of one namespace.
@@ -95,30 +99,36 @@ pub struct Summary {
     pub grant_rate: GrantRate,
     /// The estimated exhaustion at the last hour's rate, if it granted.
     pub exhaustion: Option<Exhaustion>,
+    /// The restore fence.
+    pub fence: Fence,
 }
 
-fn window(buckets: &[Bucket], now: i64, span: i64, age: i64) -> Rate {
-    let from = (now - span).div_euclid(BUCKET_MS);
-    let (ranges, ids) = buckets
+/// The rate over the `span` ms before `now`, from the minute buckets that
+/// overlap it.
+fn window(minutes: &[Minute], now: i64, span: i64, age: i64) -> Rate {
+    let from = (now - span).div_euclid(MINUTE_MS);
+    let (ranges, ids) = minutes
         .iter()
-        .filter(|b| b.bucket > from)
-        .fold((0, 0.0), |(r, i), b| (r + b.ranges, i + b.ids));
-    // Divide by the part of the window the namespace existed, at least 1 s.
-    let secs = (span.min(age).max(1_000)) as f64 / 1_000.0;
+        .filter(|m| m.minute >= from)
+        .fold((0, 0u128), |(r, i), m| (r + m.ranges, i + m.ids));
+    // The buckets cover from the start of the first one to now, at most
+    // the namespace's age and at least a second.
+    let covered = (now - from * MINUTE_MS).min(age).max(1_000);
     Rate {
         ranges,
-        ids_per_second: ids / secs,
+        ids_per_second: ids as f64 / (covered as f64 / 1_000.0),
     }
 }
 
-/// Builds the summary of `row` at `now` (ms) from its rate `buckets`.
-pub fn summarize(row: &NamespaceRow, buckets: &[Bucket], now: i64) -> Summary {
+/// Builds the summary of `row` at `now` (ms) from its minute buckets of
+/// the last hour.
+pub fn summarize(row: &NamespaceRow, minutes: &[Minute], now: i64) -> Summary {
     let s = &row.state;
     let c = s.config();
     let age = now - row.created_at;
     let grant_rate = GrantRate {
-        last_minute: window(buckets, now, MINUTE_MS, age),
-        last_hour: window(buckets, now, HOUR_MS, age),
+        last_minute: window(minutes, now, MINUTE_MS, age),
+        last_hour: window(minutes, now, HOUR_MS, age),
     };
     let rate = grant_rate.last_hour.ids_per_second;
     let exhaustion = (rate > 0.0).then(|| {
@@ -143,6 +153,11 @@ pub fn summarize(row: &NamespaceRow, buckets: &[Bucket], now: i64) -> Summary {
         last_grant_at: row.last_grant_at.map(rfc3339),
         grant_rate,
         exhaustion,
+        fence: Fence {
+            mark: DecBound(s.fence()),
+            skipped: DecBound(row.fence_skipped),
+            rollbacks: row.fence_forwards,
+        },
     }
 }
 
@@ -189,34 +204,37 @@ mod tests {
     fn summary_fields_and_rates() {
         let config = NamespaceConfig::new(Some(1), Some(1_000_000), Some(1000)).unwrap();
         let mut row = NamespaceRow::create(Namespace::new("orders").unwrap(), config, 0);
-        let now = 2 * HOUR_MS;
+        // Now is 30 s into a minute: the last minute's window covers the
+        // previous whole minute and this one, 90 s.
+        let now = 2 * HOUR_MS + 30_000;
         row.last_grant_at = Some(now - 1);
         row.ranges_granted = 4;
         row.ids_granted = 3600;
-        let buckets = [
-            Bucket {
-                bucket: (now - 30_000) / BUCKET_MS,
+        let at = |ms: i64| ms.div_euclid(MINUTE_MS);
+        let minutes = [
+            Minute {
+                minute: at(now - 1_800_000),
                 ranges: 2,
-                ids: 1800.0,
+                ids: 900,
             },
-            Bucket {
-                bucket: (now - 1_800_000) / BUCKET_MS,
-                ranges: 2,
-                ids: 1800.0,
+            Minute {
+                minute: at(now - 60_000),
+                ranges: 1,
+                ids: 900,
             },
-            Bucket {
-                bucket: (now - 2 * HOUR_MS) / BUCKET_MS,
-                ranges: 9,
-                ids: 9e9,
+            Minute {
+                minute: at(now),
+                ranges: 1,
+                ids: 1_800,
             },
         ];
-        let s = summarize(&row, &buckets, now);
+        let s = summarize(&row, &minutes, now);
         assert_eq!(s.grant_rate.last_minute.ranges, 2);
         assert_eq!(s.grant_rate.last_minute.ids_per_second, 30.0);
         assert_eq!(s.grant_rate.last_hour.ranges, 4);
-        assert_eq!(s.grant_rate.last_hour.ids_per_second, 1.0);
+        assert_eq!(s.grant_rate.last_hour.ids_per_second, 3600.0 / 3630.0);
         let e = s.exhaustion.clone().unwrap();
-        assert_eq!(e.seconds, 1_000_000.0);
+        assert!((e.seconds - 1_000_000.0 * 3630.0 / 3600.0).abs() < 1e-6);
         let v = serde_json::to_value(&s).unwrap();
         assert_eq!(v["namespace"], "orders");
         assert_eq!(v["first"], "1");
@@ -229,6 +247,8 @@ mod tests {
         assert_eq!(v["idsGranted"], "3600");
         assert_eq!(v["createdAt"], "1970-01-01T00:00:00.000Z");
         assert!(v["lastGrantAt"].is_string());
+        assert_eq!(v["fence"]["mark"], "1");
+        assert_eq!(v["fence"]["rollbacks"], 0);
     }
 
     #[test]

@@ -1,39 +1,58 @@
-//! The runtime drivers (wasm32 only): the front Worker and the two Durable
-//! Object classes. They only move bytes between the runtime and the
-//! host-tested modules: [`front::plan`] decides, [`object::handle`] runs
-//! the storage logic synchronously, and the output gate holds each reply
-//! until its writes are durable.
+//! The runtime drivers (wasm32 only): the front Worker and the three
+//! Durable Object classes (namespace, fence, registry). They only move
+//! bytes between the runtime and the host-tested modules: [`front`]
+//! decides, [`object`] runs the storage logic synchronously, and the
+//! output gate holds each reply until its writes are durable. What they
+//! add is only what needs the runtime: reaching another object, the start
+//! gate (`blockConcurrencyWhile`), one fence raise at a time, alarms.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use futures_util::future::join_all;
+use futures_util::future::{join_all, FutureExt, LocalBoxFuture, Shared};
+use futures_util::StreamExt;
 
+use rangeid_core::wire::DecBound;
+use rangeid_core::ErrorCode;
 use rangeid_core::Namespace as NsName;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::{
-    durable_object, event, js_sys, Context, Date, DurableObject, Env, Method, Request, RequestInit,
-    Response, ScheduledTime, SqlStorage, SqlStorageValue, State, Storage,
+    durable_object, event, js_sys, wasm_bindgen_futures, Context, Date, DurableObject, Env,
+    Headers, Method, Request, RequestInit, Response, ScheduledTime, SqlStorage, SqlStorageValue,
+    State, Storage,
 };
 
 use crate::api::MAX_BODY;
 use crate::front::{self, FrontConfig, Incoming, Plan};
-use crate::object::{self, ObjectRequest, RegistryList, RegistryRequest};
+use crate::object::registry::{RegistryPage, RegistryRequest};
+use crate::object::witness::{FenceMark, FenceRequest};
+use crate::object::{self, ObjectRequest, Step};
+use crate::page::{self, PageRoute};
 use crate::response::{ApiError, Cors, HttpReply};
+use crate::settings;
 use crate::store::{self, Sql, StoreError, Value};
 use crate::token::{Keyring, KeyringError};
 
 /// The binding of the namespace objects.
 const NAMESPACE_BINDING: &str = "NAMESPACE";
+/// The binding of the fence objects (one per namespace, the witness).
+const FENCE_BINDING: &str = "FENCE";
 /// The binding of the registry object.
 const REGISTRY_BINDING: &str = "REGISTRY";
 /// The one registry object's name.
 const REGISTRY_NAME: &str = "registry";
-/// How many namespace summaries a listing asks for at once.
+/// How many namespace summaries a listing asks objects for at once.
 const LIST_BATCH: usize = 32;
-/// Default grant retention: 24 hours.
-const DEFAULT_RETENTION_SECS: i64 = 86_400;
+/// A namespace object pushes its summary to the registry at most this
+/// often, in ms.
+const PUSH_EVERY_MS: i64 = 2_000;
+/// After a grant, the registry's summary is refreshed again this long
+/// after it (and an hour after that): its minute and hour rates decay.
+const REFRESH_AFTER_MS: i64 = 61_000;
+/// How often a grant may go back to the fence before giving up (each time
+/// the witness raised the mark, another grant may have used it).
+const FENCE_TRIES: usize = 8;
 
 fn now_ms() -> i64 {
     Date::now().as_millis() as i64
@@ -63,7 +82,10 @@ struct DoSql {
 
 impl DoSql {
     fn new(state: &State) -> DoSql {
-        let storage = state.storage();
+        DoSql::from_storage(state.storage())
+    }
+
+    fn from_storage(storage: Storage) -> DoSql {
         DoSql {
             sql: storage.sql(),
             storage,
@@ -152,52 +174,142 @@ fn reply_or_unavailable(r: worker::Result<Response>) -> worker::Result<Response>
     }
 }
 
+/// Reads a whole request body for an object (sent by the front Worker).
+async fn object_body(req: &mut Request) -> Result<Vec<u8>, HttpReply> {
+    req.bytes()
+        .await
+        .map_err(|e| ApiError::unavailable(format!("could not read request: {e}")).reply())
+}
+
+fn env_text(env: &Env, name: &str) -> Option<String> {
+    env.var(name).ok().map(|v| v.to_string())
+}
+
+/// The grant retention in ms, from the environment, checked.
+fn retention_ms(env: &Env) -> Result<i64, String> {
+    settings::grant_retention(
+        env_text(env, "RANGEID_GRANT_RETENTION_SECONDS").as_deref(),
+        env_text(env, "RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS").as_deref(),
+    )
+    .map(|s| (s as i64).saturating_mul(1000))
+}
+
+/// Asks the fence object (the witness) of `ns` something; its mark.
+async fn ask_witness(env: &Env, ns: &NsName, request: &FenceRequest) -> Result<u128, String> {
+    let payload = serde_json::to_string(request).map_err(|e| e.to_string())?;
+    let reply = call(env, FENCE_BINDING, ns.as_str(), payload).await?;
+    if reply.status != 200 {
+        return Err(format!(
+            "the witness answered {}: {}",
+            reply.status, reply.body
+        ));
+    }
+    let mark: FenceMark = serde_json::from_str(&reply.body).map_err(|e| e.to_string())?;
+    Ok(mark.mark.0)
+}
+
+/// A fence raise in flight, shared by every grant waiting for it.
+type Raise = Shared<LocalBoxFuture<'static, Result<u128, String>>>;
+
 /// One namespace: its state, grant ledger and audit log.
 #[durable_object(alarm)]
 pub struct Namespace {
     state: State,
+    env: Env,
     sql: DoSql,
     schema: Result<(), StoreError>,
-    retention_ms: i64,
-    alarm_known: Cell<bool>,
+    retention: Result<i64, String>,
+    // Whether `alarm_at` was read from storage since this instance started.
+    alarm_checked: Cell<bool>,
+    // When the stored alarm is due (ms), if one is.
+    alarm_at: Cell<Option<i64>>,
+    // Whether this instance started against the witness (skipped to its
+    // mark); no grant before that.
+    started: Rc<Cell<bool>>,
+    raising: Rc<RefCell<Option<Raise>>>,
+    // IDs asked for by grants now waiting for the fence to rise: the next
+    // raise covers them too.
+    waiting: Cell<u64>,
+    pushed_at: Cell<i64>,
+}
+
+/// The start: reads the witness's mark and moves `next` and the fence up
+/// to it before any grant (`object::grant::start`). A namespace not yet
+/// created has nothing to fence. Never fails the object: on error it stays
+/// unstarted and the next grant tries again.
+async fn start(storage: Storage, env: Env, started: Rc<Cell<bool>>) {
+    let sql = DoSql::from_storage(storage);
+    let row = match object::load_any(&sql) {
+        Ok(row) => row,
+        Err(e) => {
+            worker::console_error!("start: storage unreadable: {e}");
+            return;
+        }
+    };
+    let Some(row) = row else {
+        started.set(true);
+        return;
+    };
+    let ns = *row.state.name();
+    match ask_witness(&env, &ns, &FenceRequest::Get).await {
+        Ok(mark) => match object::grant::start(&sql, mark, now_ms()) {
+            Ok(Some(st)) => {
+                if st.behind {
+                    worker::console_warn!(
+                        "{}",
+                        serde_json::json!({"event": "fence_forward", "namespace": ns, "skipped": DecBound(st.skipped)})
+                    );
+                }
+                started.set(true);
+            }
+            Ok(None) => started.set(true),
+            Err(e) => worker::console_error!("start: could not skip to the witness's mark: {e}"),
+        },
+        Err(e) => worker::console_error!(
+            "{}",
+            serde_json::json!({"event": "fence_unreachable", "namespace": ns, "detail": e})
+        ),
+    }
 }
 
 impl DurableObject for Namespace {
     fn new(state: State, env: Env) -> Self {
         let sql = DoSql::new(&state);
-        let schema = store::migrate(&sql, store::NAMESPACE_SCHEMA);
-        let retention_secs = env
-            .var("RANGEID_GRANT_RETENTION_SECONDS")
-            .ok()
-            .and_then(|v| v.to_string().trim().parse::<i64>().ok())
-            .filter(|&s| s > 0)
-            .unwrap_or(DEFAULT_RETENTION_SECS);
+        let schema = store::migrate(&sql, store::NAMESPACE_MIGRATIONS);
+        let retention = retention_ms(&env);
+        let started = Rc::new(Cell::new(false));
+        if schema.is_ok() {
+            // The start gate: no event reaches the object before it has
+            // skipped to the witness's mark.
+            let _gate = state.block_concurrency_while(
+                start(state.storage(), env.clone(), Rc::clone(&started)).map(Ok),
+            );
+        }
         Self {
             state,
+            env,
             sql,
             schema,
-            retention_ms: retention_secs.saturating_mul(1000),
-            alarm_known: Cell::new(false),
+            retention,
+            alarm_checked: Cell::new(false),
+            alarm_at: Cell::new(None),
+            started,
+            raising: Rc::new(RefCell::new(None)),
+            waiting: Cell::new(0),
+            pushed_at: Cell::new(0),
         }
     }
 
     async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
-        // Every await comes before the synchronous storage block.
-        let body = req.bytes().await;
-        let reply = match (&self.schema, body) {
-            (Err(e), _) => ApiError::unavailable(format!("storage not ready: {e}")).reply(),
-            (_, Err(e)) => ApiError::unavailable(format!("could not read request: {e}")).reply(),
-            (Ok(()), Ok(bytes)) => match serde_json::from_slice::<ObjectRequest>(&bytes) {
+        let reply = match (&self.schema, &self.retention, object_body(&mut req).await) {
+            (Err(e), _, _) => ApiError::unavailable(format!("storage not ready: {e}")).reply(),
+            (_, Err(e), _) => {
+                ApiError::unavailable(format!("authority misconfigured: {e}")).reply()
+            }
+            (_, _, Err(reply)) => reply,
+            (Ok(()), Ok(_), Ok(bytes)) => match serde_json::from_slice::<ObjectRequest>(&bytes) {
                 Err(e) => ApiError::unavailable(format!("bad object request: {e}")).reply(),
-                Ok(request) => {
-                    // --- synchronous: one coalesced write, no await ---
-                    let outcome = object::handle(&self.sql, &request, now_ms());
-                    // --- end of the write batch ---
-                    if let Some(at) = outcome.granted_at {
-                        self.ensure_alarm(at).await;
-                    }
-                    outcome.reply
-                }
+                Ok(request) => self.serve(&request).await,
             },
         };
         reply_or_unavailable(to_response(reply))
@@ -205,20 +317,192 @@ impl DurableObject for Namespace {
 
     async fn alarm(&self) -> worker::Result<Response> {
         let now = now_ms();
-        match object::prune(&self.sql, now, self.retention_ms) {
-            Ok(Some(at)) => {
-                self.set_alarm_at(at).await?;
-                self.alarm_known.set(true);
+        self.push_summary(now).await;
+        let retention = self
+            .retention
+            .clone()
+            .unwrap_or(settings::DEFAULT_RETENTION_SECS as i64 * 1000);
+        match object::prune(&self.sql, now, retention) {
+            Ok(next) => {
+                let refresh = self.next_refresh(now);
+                let at = next.into_iter().chain(refresh).min();
+                if let Some(at) = at {
+                    self.set_alarm_at(at).await?;
+                }
+                self.alarm_at.set(at);
+                self.alarm_checked.set(true);
             }
-            Ok(None) => self.alarm_known.set(false),
             // Thrown: the runtime retries the alarm.
             Err(e) => return Err(worker::Error::RustError(e.to_string())),
         }
-        Response::ok("pruned")
+        Response::ok("done")
     }
 }
 
 impl Namespace {
+    /// Serves one request: grants go through the start gate and the fence;
+    /// everything else straight to the storage logic.
+    async fn serve(&self, request: &ObjectRequest) -> HttpReply {
+        if matches!(request, ObjectRequest::Grant { .. }) && !self.started.get() {
+            let again = start(
+                self.state.storage(),
+                self.env.clone(),
+                Rc::clone(&self.started),
+            );
+            let _ = self.state.block_concurrency_while(again.map(Ok)).await;
+            if !self.started.get() {
+                return ApiError::unavailable(
+                    "the fence's witness cannot be reached; nothing was granted",
+                )
+                .reply();
+            }
+        }
+        for _ in 0..FENCE_TRIES {
+            // --- synchronous: one coalesced write, no await ---
+            let step = object::handle(&self.sql, request, self.waiting.get(), now_ms());
+            // --- end of the write batch ---
+            match step {
+                Step::Reply(outcome) => {
+                    if let Some(at) = outcome.granted_at {
+                        self.after_grant(at).await;
+                    } else if outcome.reply.status < 300
+                        && !matches!(
+                            request,
+                            ObjectRequest::Summary { .. }
+                                | ObjectRequest::Grants { .. }
+                                | ObjectRequest::Lookup { .. }
+                                | ObjectRequest::Rates { .. }
+                                | ObjectRequest::Audit { .. }
+                        )
+                    {
+                        // An admin change: the registry shows it at once.
+                        self.push_summary(now_ms()).await;
+                    }
+                    return outcome.reply;
+                }
+                Step::RaiseFence { target } => {
+                    let count = match request {
+                        ObjectRequest::Grant { request, .. } => request.count,
+                        _ => 0,
+                    };
+                    self.waiting.set(self.waiting.get().saturating_add(count));
+                    let raised = self.raise(*request.namespace(), target).await;
+                    self.waiting.set(self.waiting.get().saturating_sub(count));
+                    if let Err(e) = raised {
+                        worker::console_error!(
+                            "{}",
+                            serde_json::json!({"event": "fence_unreachable", "namespace": request.namespace(), "detail": e})
+                        );
+                        return ApiError::unavailable(format!(
+                            "the fence's witness cannot be reached ({e}); nothing was granted"
+                        ))
+                        .reply();
+                    }
+                }
+            }
+        }
+        ApiError::unavailable("the fence moved under this grant too often; retry").reply()
+    }
+
+    /// The fence raise in flight, or a new one asking the witness for at
+    /// least `target`. One raise at a time: a grant that needs one while
+    /// another is in flight waits for it (and asks again after, if it was
+    /// not enough). The flight records the acknowledged mark itself, only
+    /// after the witness acknowledged it, and runs to its end even if no
+    /// grant waits for it.
+    fn raise(&self, ns: NsName, target: u128) -> Raise {
+        if let Some(flight) = self.raising.borrow().as_ref() {
+            if flight.peek().is_none() {
+                return flight.clone();
+            }
+        }
+        let env = self.env.clone();
+        let storage = self.state.storage();
+        let flight: Raise = async move {
+            let mark = ask_witness(
+                &env,
+                &ns,
+                &FenceRequest::Raise {
+                    to: DecBound(target),
+                },
+            )
+            .await?;
+            object::grant::record_fence(&DoSql::from_storage(storage), mark)
+                .map_err(|e| e.to_string())?;
+            Ok(mark)
+        }
+        .boxed_local()
+        .shared();
+        *self.raising.borrow_mut() = Some(flight.clone());
+        let (driver, slot) = (flight.clone(), Rc::clone(&self.raising));
+        wasm_bindgen_futures::spawn_local(async move {
+            let _ = driver.clone().await;
+            let mut current = slot.borrow_mut();
+            if current.as_ref().is_some_and(|f| f.ptr_eq(&driver)) {
+                *current = None;
+            }
+        });
+        flight
+    }
+
+    /// After a new grant: make sure an alarm will prune it, raise the fence
+    /// ahead of need when it is near (in the background), and push the
+    /// summary to the registry when the last push is old enough.
+    async fn after_grant(&self, granted_at: i64) {
+        if self.raising.borrow().is_none() {
+            if let (Ok(Some(target)), Ok(Some(row))) = (
+                object::grant::refill_target(&self.sql, granted_at),
+                object::load_any(&self.sql),
+            ) {
+                // Runs on its own; a grant that still finds the fence near
+                // waits for it.
+                drop(self.raise(*row.state.name(), target));
+            }
+        }
+        // The registry's copy trails by at most PUSH_EVERY_MS: pushed now,
+        // or by an alarm when the last push was too recent.
+        if granted_at - self.pushed_at.get() >= PUSH_EVERY_MS {
+            self.push_summary(granted_at).await;
+            self.alarm_no_later_than(granted_at + REFRESH_AFTER_MS)
+                .await;
+        } else {
+            self.alarm_no_later_than(self.pushed_at.get() + PUSH_EVERY_MS)
+                .await;
+        }
+    }
+
+    /// Pushes the summary to the registry, so listings read it there. A
+    /// failure only leaves the registry's copy older.
+    async fn push_summary(&self, now: i64) {
+        let Ok(Some(row)) = object::load_any(&self.sql) else {
+            return;
+        };
+        let Ok(summary) = object::summary_of(&self.sql, &row, now) else {
+            return;
+        };
+        let Ok(text) = serde_json::to_string(&summary) else {
+            return;
+        };
+        self.pushed_at.set(now);
+        let put = RegistryRequest::Put {
+            namespace: *row.state.name(),
+            summary: text,
+            at: now,
+        };
+        if let Err(e) = call_registry(&self.env, &put).await {
+            worker::console_warn!("registry push: {}", e.body);
+        }
+    }
+
+    /// When the registry's copy of the summary next needs a refresh though
+    /// nothing changed: its minute and hour rates decay after a grant.
+    fn next_refresh(&self, now: i64) -> Option<i64> {
+        let last = object::load_any(&self.sql).ok()??.last_grant_at?;
+        [last + REFRESH_AFTER_MS, last + 3_600_000 + REFRESH_AFTER_MS]
+            .into_iter()
+            .find(|&at| at > now && at > self.pushed_at.get())
+    }
+
     async fn set_alarm_at(&self, at_ms: i64) -> worker::Result<()> {
         let date = js_sys::Date::new(&JsValue::from_f64(at_ms as f64));
         self.state
@@ -227,31 +511,104 @@ impl Namespace {
             .await
     }
 
-    /// Makes sure a pruning alarm is pending once a grant exists. Failing
-    /// here delays pruning only, so errors are logged, not returned.
-    async fn ensure_alarm(&self, granted_at: i64) {
-        if self.alarm_known.get() {
+    /// Makes sure an alarm is due no later than `at` (ms): to prune, and
+    /// to refresh the registry's summary. Reads the stored alarm once per
+    /// instance, then keeps it in memory, so a grant costs no storage call
+    /// unless it moves the alarm earlier. Failing here delays pruning or a
+    /// listing's refresh only, so errors are logged, not returned.
+    async fn alarm_no_later_than(&self, at: i64) {
+        if !self.alarm_checked.get() {
+            match self.state.storage().get_alarm().await {
+                Ok(pending) => {
+                    self.alarm_at.set(pending);
+                    self.alarm_checked.set(true);
+                }
+                Err(e) => {
+                    worker::console_warn!("get_alarm: {e}");
+                    return;
+                }
+            }
+        }
+        if self.alarm_at.get().is_some_and(|t| t <= at) {
             return;
         }
-        let storage = self.state.storage();
-        let pending = match storage.get_alarm().await {
-            Ok(p) => p,
-            Err(e) => {
-                worker::console_warn!("get_alarm: {e}");
-                return;
-            }
-        };
-        if pending.is_none() {
-            if let Err(e) = self.set_alarm_at(granted_at + self.retention_ms).await {
-                worker::console_warn!("set_alarm: {e}");
-                return;
-            }
+        match self.set_alarm_at(at).await {
+            Ok(()) => self.alarm_at.set(Some(at)),
+            Err(e) => worker::console_warn!("set_alarm: {e}"),
         }
-        self.alarm_known.set(true);
     }
 }
 
-/// The list of namespaces.
+/// The witness of one namespace's fence: one mark that only rises.
+#[durable_object(fetch)]
+pub struct Fence {
+    sql: DoSql,
+    schema: Result<(), StoreError>,
+    unavailable: bool,
+    // Test-only: how many more raises this instance acknowledges.
+    raises_left: Cell<Option<u64>>,
+    // Test-only: every raise marks the whole namespace (the benchmark's
+    // baseline without the fence's round trips).
+    marks_all: bool,
+}
+
+impl DurableObject for Fence {
+    fn new(state: State, env: Env) -> Self {
+        let sql = DoSql::new(&state);
+        let schema = store::migrate(&sql, store::FENCE_MIGRATIONS);
+        // Test-only: a witness that cannot be reached, for the drill that
+        // shows grants stop (503) rather than pass the fence.
+        let unavailable = env_text(&env, "RANGEID_TEST_ONLY_WITNESS_DOWN").as_deref() == Some("1");
+        // Test-only: a witness that goes down after acknowledging this many
+        // raises, for the drill that grants straddling the mark stop there.
+        let raises_left =
+            env_text(&env, "RANGEID_TEST_ONLY_WITNESS_RAISES").and_then(|v| v.parse().ok());
+        let marks_all = env_text(&env, "RANGEID_TEST_ONLY_FENCE_OFF").as_deref() == Some("1");
+        Self {
+            sql,
+            schema,
+            unavailable,
+            raises_left: Cell::new(raises_left),
+            marks_all,
+        }
+    }
+
+    async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
+        let down = || {
+            Err(worker::Error::RustError(
+                "witness down (test setting)".into(),
+            ))
+        };
+        if self.unavailable {
+            return down();
+        }
+        let reply = match (&self.schema, object_body(&mut req).await) {
+            (Err(e), _) => ApiError::unavailable(format!("storage not ready: {e}")).reply(),
+            (_, Err(reply)) => reply,
+            (Ok(()), Ok(bytes)) => match serde_json::from_slice::<FenceRequest>(&bytes) {
+                Err(e) => ApiError::unavailable(format!("bad fence request: {e}")).reply(),
+                Ok(mut request) => {
+                    if self.marks_all && matches!(request, FenceRequest::Raise { .. }) {
+                        request = FenceRequest::Raise {
+                            to: DecBound(1 << 64),
+                        };
+                    }
+                    if matches!(request, FenceRequest::Raise { .. }) {
+                        match self.raises_left.get() {
+                            Some(0) => return down(),
+                            Some(n) => self.raises_left.set(Some(n - 1)),
+                            None => {}
+                        }
+                    }
+                    object::witness::handle(&self.sql, &request)
+                }
+            },
+        };
+        reply_or_unavailable(to_response(reply))
+    }
+}
+
+/// The list of namespaces and their pushed summaries.
 #[durable_object(fetch)]
 pub struct Registry {
     sql: DoSql,
@@ -261,18 +618,17 @@ pub struct Registry {
 impl DurableObject for Registry {
     fn new(state: State, _env: Env) -> Self {
         let sql = DoSql::new(&state);
-        let schema = store::migrate(&sql, store::REGISTRY_SCHEMA);
+        let schema = store::migrate(&sql, store::REGISTRY_MIGRATIONS);
         Self { sql, schema }
     }
 
     async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
-        let body = req.bytes().await;
-        let reply = match (&self.schema, body) {
+        let reply = match (&self.schema, object_body(&mut req).await) {
             (Err(e), _) => ApiError::unavailable(format!("storage not ready: {e}")).reply(),
-            (_, Err(e)) => ApiError::unavailable(format!("could not read request: {e}")).reply(),
+            (_, Err(reply)) => reply,
             (Ok(()), Ok(bytes)) => match serde_json::from_slice::<RegistryRequest>(&bytes) {
                 Err(e) => ApiError::unavailable(format!("bad registry request: {e}")).reply(),
-                Ok(request) => object::handle_registry(&self.sql, &request, now_ms()),
+                Ok(request) => object::registry::handle(&self.sql, &request, now_ms()),
             },
         };
         reply_or_unavailable(to_response(reply))
@@ -288,8 +644,7 @@ fn signing_keys_text(env: &Env) -> Option<String> {
 
 /// The parsed configuration and the raw texts it was parsed from.
 struct CachedConfig {
-    keys_text: Option<String>,
-    cors_text: String,
+    texts: [Option<String>; 5],
     config: Rc<FrontConfig>,
 }
 
@@ -300,29 +655,32 @@ thread_local! {
 /// The front configuration, parsed once per isolate (and again only if
 /// the environment's texts change).
 fn front_config(env: &Env) -> Rc<FrontConfig> {
-    let keys_text = signing_keys_text(env);
-    let cors_text = env
-        .var("RANGEID_CORS_ORIGINS")
-        .map(|v| v.to_string())
-        .unwrap_or_default();
+    let texts = [
+        signing_keys_text(env),
+        env_text(env, "RANGEID_CORS_ORIGINS"),
+        env_text(env, "RANGEID_TOKEN_AUDIENCE"),
+        env_text(env, "RANGEID_GRANT_RETENTION_SECONDS"),
+        env_text(env, "RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS"),
+    ];
     CONFIG.with(|cell| {
         let mut cached = cell.borrow_mut();
         if let Some(c) = cached.as_ref() {
-            if c.keys_text == keys_text && c.cors_text == cors_text {
+            if c.texts == texts {
                 return Rc::clone(&c.config);
             }
         }
-        let keys = match &keys_text {
+        let keys = match &texts[0] {
             Some(text) => Keyring::from_json(text),
             None => Err(KeyringError("RANGEID_SIGNING_KEYS is not set".into())),
         };
         let config = Rc::new(FrontConfig {
             keys,
-            cors: Cors::parse(&cors_text),
+            cors: Cors::parse(texts[1].as_deref().unwrap_or("")),
+            audience: settings::audience(texts[2].as_deref()),
+            retention: settings::grant_retention(texts[3].as_deref(), texts[4].as_deref()),
         });
         *cached = Some(CachedConfig {
-            keys_text,
-            cors_text,
+            texts,
             config: Rc::clone(&config),
         });
         config
@@ -389,46 +747,83 @@ async fn execute(plan: Plan, env: &Env) -> HttpReply {
         Plan::Reply(reply) => reply,
         Plan::Object { namespace, request } => call_namespace(env, &namespace, &request).await,
         Plan::Create { namespace, request } => {
-            let reply = call_namespace(env, &namespace, &request).await;
-            if reply.status == 201 || reply.status == 409 {
-                // Idempotent; also repairs a registry write lost earlier.
-                if let Err(failed) = call_registry(env, &RegistryRequest::Add { namespace }).await {
-                    return failed;
-                }
+            // The registry first: a listing never misses a namespace that
+            // exists, and a retry of a creation whose object write failed
+            // finds the name there and completes it.
+            if let Err(failed) = call_registry(env, &RegistryRequest::Add { namespace }).await {
+                return failed;
             }
-            reply
+            call_namespace(env, &namespace, &request).await
         }
-        Plan::List { claims } => {
-            let listed = match call_registry(env, &RegistryRequest::List).await {
-                Ok(r) => r,
-                Err(failed) => return failed,
-            };
-            let all: RegistryList = match serde_json::from_str(&listed.body) {
-                Ok(l) => l,
+        Plan::List { limit, after, only } => {
+            let listed =
+                match call_registry(env, &RegistryRequest::List { limit, after, only }).await {
+                    Ok(r) => r,
+                    Err(failed) => return failed,
+                };
+            let page: RegistryPage = match serde_json::from_str(&listed.body) {
+                Ok(p) => p,
                 Err(e) => return ApiError::unavailable(format!("registry answer: {e}")).reply(),
             };
-            let mut summaries = Vec::new();
-            let visible = front::visible(&claims, &all.namespaces);
-            // Ask the objects in parallel, a bounded batch at a time.
-            for batch in visible.chunks(LIST_BATCH) {
-                let replies = join_all(batch.iter().map(|namespace| async move {
+            let mut summaries = Vec::with_capacity(page.namespaces.len());
+            let mut missing = Vec::new();
+            for (i, l) in page.namespaces.iter().enumerate() {
+                match &l.summary {
+                    Some(s) => summaries.push((i, s.clone())),
+                    None => missing.push((i, l.namespace)),
+                }
+            }
+            // Only a namespace whose object never pushed is asked directly.
+            for batch in missing.chunks(LIST_BATCH) {
+                let replies = join_all(batch.iter().map(|(i, namespace)| async move {
                     let request = ObjectRequest::Summary {
                         namespace: *namespace,
                     };
-                    call_namespace(env, namespace, &request).await
+                    (*i, call_namespace(env, namespace, &request).await)
                 }))
                 .await;
-                for r in replies {
+                for (i, r) in replies {
                     match r.status {
-                        200 => summaries.push(r.body),
+                        200 => summaries.push((i, r.body)),
                         404 => {}
                         _ => return r,
                     }
                 }
             }
-            front::list_reply(&summaries)
+            summaries.sort_by_key(|(i, _)| *i);
+            let texts: Vec<String> = summaries.into_iter().map(|(_, s)| s).collect();
+            front::list_reply(&texts, page.next_after)
         }
     }
+}
+
+/// Reads at most `MAX_BODY + 1` bytes of the body: `None` when it is longer
+/// (declared or found so), without buffering the rest.
+async fn capped_body(req: &mut Request) -> Result<Option<Vec<u8>>, HttpReply> {
+    let declared: Option<usize> = req
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|v| v.trim().parse().ok());
+    if declared.is_some_and(|n| n > MAX_BODY) {
+        return Ok(None);
+    }
+    let mut stream = match req.stream() {
+        Ok(s) => s,
+        // No body at all.
+        Err(_) => return Ok(Some(Vec::new())),
+    };
+    let mut body = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk =
+            chunk.map_err(|_| ApiError::invalid("could not read the request body").reply())?;
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_BODY {
+            return Ok(None);
+        }
+    }
+    Ok(Some(body))
 }
 
 async fn handle(mut req: Request, env: &Env) -> HttpReply {
@@ -441,27 +836,35 @@ async fn handle(mut req: Request, env: &Env) -> HttpReply {
     let header = |name: &str| req.headers().get(name).ok().flatten();
     let authorization = header("authorization");
     let origin = header("origin");
-    let declared: Option<usize> = header("content-length").and_then(|v| v.trim().parse().ok());
-    let body = if method == "POST" && declared.is_none_or(|n| n <= MAX_BODY) {
-        match req.bytes().await {
-            Ok(b) => Some(b),
-            Err(_) => return ApiError::invalid("could not read the request body").reply(),
-        }
-    } else if method == "POST" {
-        None
-    } else {
-        Some(Vec::new())
-    };
-    let incoming = Incoming {
+    let own_origin = url.origin().ascii_serialization();
+    let head = Incoming {
         method: &method,
         path: url.path(),
         query: url.query().unwrap_or(""),
         authorization: authorization.as_deref(),
         origin: origin.as_deref(),
-        body: body.as_deref(),
+        own_origin: &own_origin,
+        body: None,
     };
     let now = Date::now().as_millis() / 1000;
-    let plan = front::plan(&incoming, &config, now);
+    // Route, origin and token first: no unauthenticated body is read.
+    let plan = match front::plan_before_body(&head, &config, now) {
+        Some(plan) => plan,
+        None => {
+            let body = match capped_body(&mut req).await {
+                Ok(b) => b,
+                Err(reply) => return reply,
+            };
+            front::plan(
+                &Incoming {
+                    body: body.as_deref(),
+                    ..head
+                },
+                &config,
+                now,
+            )
+        }
+    };
     let mut reply = execute(plan, env).await;
     config.cors.decorate(origin.as_deref(), &mut reply);
     if method == "HEAD" {
@@ -470,8 +873,55 @@ async fn handle(mut req: Request, env: &Env) -> HttpReply {
     reply
 }
 
+/// Serves one admin page file from the `ASSETS` binding with the headers
+/// [`page::decorate`] decides.
+async fn serve_page(req: &Request, env: &Env, route: PageRoute) -> worker::Result<Response> {
+    let (path, kind) = match route {
+        PageRoute::Redirect(to) => return to_response(page::redirect(to)),
+        PageRoute::File { path, kind } => (path, kind),
+    };
+    let Ok(assets) = env.assets("ASSETS") else {
+        return to_response(
+            ApiError::new(
+                ErrorCode::NotFound,
+                "the admin page is not served here (no ASSETS binding)",
+            )
+            .reply(),
+        );
+    };
+    let mut url = req.url()?;
+    url.set_path(&path);
+    url.set_query(None);
+    let fetched = assets.fetch(url.to_string(), None).await?;
+    if fetched.status_code() != 200 {
+        let missing = ApiError::new(ErrorCode::NotFound, "no such file");
+        return to_response(missing.reply());
+    }
+    let mut decorated = HttpReply::empty(200);
+    page::decorate(kind, &mut decorated);
+    let mut resp = if req.method() == Method::Head {
+        Response::empty()?
+    } else {
+        fetched
+    };
+    let headers = Headers::new();
+    for (name, value) in &decorated.headers {
+        headers.set(name, value)?;
+    }
+    resp = resp.with_headers(headers).with_status(200);
+    Ok(resp)
+}
+
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
+    let method = req.inner().method().to_ascii_uppercase();
+    let path = req.path();
+    if let Some(route) = page::page_route(&method, &path) {
+        return match route {
+            Ok(route) => serve_page(&req, &env, route).await,
+            Err(e) => reply_or_unavailable(to_response(e.reply())),
+        };
+    }
     let reply = handle(req, &env).await;
     reply_or_unavailable(to_response(reply))
 }

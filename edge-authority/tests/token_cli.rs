@@ -55,7 +55,7 @@ fn keygen_then_token_verifies() {
     );
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(stdout.lines().count(), 1, "the token alone: {stdout:?}");
-    let claims = verify(stdout.trim(), &keys, now()).unwrap();
+    let claims = verify(stdout.trim(), &keys, None, now()).unwrap();
     assert_eq!(claims.role, Role::Generator);
     assert_eq!(
         claims.ns,
@@ -65,13 +65,25 @@ fn keygen_then_token_verifies() {
 
     let out = Command::new(BIN)
         .args([
-            "token", "--role", "admin", "--ns", "*", "--ttl", "1h", "--sub", "ops",
+            "token",
+            "--role",
+            "admin",
+            "--ns",
+            "*",
+            "--ttl",
+            "1h",
+            "--sub",
+            "ops",
+            "--aud",
+            "ids.example",
         ])
         .env("RANGEID_SIGNING_KEYS", keys_text.trim())
         .output()
         .unwrap();
     assert!(out.status.success());
-    let claims = verify(String::from_utf8(out.stdout).unwrap().trim(), &keys, now()).unwrap();
+    let token = String::from_utf8(out.stdout).unwrap();
+    assert!(verify(token.trim(), &keys, Some("other.example"), now()).is_err());
+    let claims = verify(token.trim(), &keys, Some("ids.example"), now()).unwrap();
     assert_eq!(
         (claims.role, claims.ns, claims.sub.as_str()),
         (Role::Admin, Scope::All, "ops")

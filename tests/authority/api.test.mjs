@@ -214,8 +214,15 @@ describe('namespaces', () => {
     assert.ok(s.body.grantRate.lastHour.idsPerSecond > 0);
     assert.ok(s.body.exhaustion.seconds > 0);
     assert.ok(s.body.lastGrantAt);
-    const list = await call('GET', '/v1/namespaces', '/v1/namespaces', { token: admin });
-    assert.ok(list.body.namespaces.some((x) => x.namespace === ns && x.next === '11001'));
+    // The listing reads the summaries objects push to the registry, at
+    // most PUSH_EVERY_MS (2 s) behind.
+    let listed;
+    for (let i = 0; i < 40 && !listed; i++) {
+      const list = await call('GET', '/v1/namespaces', '/v1/namespaces', { token: admin });
+      listed = list.body.namespaces.find((x) => x.namespace === ns && x.next === '11001');
+      if (!listed) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(listed, 'the listing shows the grant within 4 s');
     expectError(await call('GET', '/v1/namespaces/{ns}', `/v1/namespaces/${uniqueNs('missing')}`, { token: admin }), 404, 'namespace_not_found');
     expectError(await call('GET', '/v1/namespaces/{ns}', '/v1/namespaces/NotAName', { token: admin }), 404, 'namespace_not_found');
     expectError(await call('GET', '/v1/namespaces/{ns}/grants', `/v1/namespaces/${uniqueNs('missing')}/grants`, { token: admin }), 404, 'namespace_not_found');

@@ -11,6 +11,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+const addFormats = addFormatsModule.default ?? addFormatsModule;
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const authorityDir = join(here, '..', '..', 'edge-authority');
@@ -85,25 +89,27 @@ function commOf(pid) {
  * RANGEID_TEST_RUNTIME. `stop()` ends only the processes it started.
  */
 export class Authority {
-  constructor({ retentionSeconds = 86400, stateDir, runtime = process.env.RANGEID_TEST_RUNTIME || 'wrangler' } = {}) {
+  constructor({ retentionSeconds, stateDir, witnessDown = false, audience, vars = {}, keysText, runtime = process.env.RANGEID_TEST_RUNTIME || 'wrangler' } = {}) {
     if (!['wrangler', 'workerd'].includes(runtime)) throw new Error(`unknown runtime ${runtime}`);
     this.runtime = runtime;
     if (!existsSync(join(authorityDir, 'build', 'index.js'))) {
       throw new Error('edge-authority/build/index.js is missing: run edge-authority/scripts/build.sh');
     }
+    // A short retention is a test-only setting; the authority refuses one
+    // under an hour otherwise.
     this.retentionSeconds = retentionSeconds;
+    this.witnessDown = witnessDown;
+    this.audience = audience;
+    this.extraVars = vars;
     this.workDir = mkdtempSync(join(tmpdir(), 'rangeid-authority-test-'));
     this.stateDir = stateDir ?? join(this.workDir, 'state');
     this.kid = 'test-1';
     this.key = randomBytes(32).toString('hex');
     this.oldKid = 'old-1';
     this.oldKey = randomBytes(32).toString('hex');
+    this.keysText = keysText ?? JSON.stringify({ [this.kid]: this.key, [this.oldKid]: this.oldKey });
     this.envFile = join(this.workDir, 'dev.vars');
-    writeFileSync(
-      this.envFile,
-      `RANGEID_SIGNING_KEYS='${JSON.stringify({ [this.kid]: this.key, [this.oldKid]: this.oldKey })}'\n`,
-      { mode: 0o600 },
-    );
+    writeFileSync(this.envFile, `RANGEID_SIGNING_KEYS='${this.keysText}'\n`, { mode: 0o600 });
     this.log = '';
   }
 
@@ -134,7 +140,7 @@ export class Authority {
         '--persist-to', this.stateDir, '--env-file', this.envFile,
         '--show-interactive-dev-session=false', '--log-level', 'warn',
         '--var', `RANGEID_CORS_ORIGINS:${ALLOWED_ORIGIN}`,
-        '--var', `RANGEID_GRANT_RETENTION_SECONDS:${this.retentionSeconds}`,
+        ...this.#vars().flatMap(([k, v]) => ['--var', `${k}:${v}`]),
       ],
       {
         cwd: authorityDir,
@@ -163,17 +169,28 @@ export class Authority {
     throw new Error(`authority did not start:\n${this.log}`);
   }
 
+  /** The test-only settings this instance runs with. */
+  #vars() {
+    const vars = [];
+    if (this.retentionSeconds !== undefined) vars.push(['RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS', String(this.retentionSeconds)]);
+    if (this.witnessDown) vars.push(['RANGEID_TEST_ONLY_WITNESS_DOWN', '1']);
+    if (this.audience) vars.push(['RANGEID_TOKEN_AUDIENCE', this.audience]);
+    vars.push(...Object.entries(this.extraVars));
+    return vars;
+  }
+
   #spawnWorkerd() {
     mkdirSync(this.stateDir, { recursive: true });
     const build = join(authorityDir, 'build');
     const text = (name, value) => `(name = ${JSON.stringify(name)}, text = ${JSON.stringify(value)})`;
-    const keys = JSON.stringify({ [this.kid]: this.key, [this.oldKid]: this.oldKey });
+    const keys = this.keysText;
     const config = join(this.workDir, 'authority.capnp');
     writeFileSync(config, `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [
     (name = "main", worker = .authority),
     (name = "state", disk = (path = ${JSON.stringify(this.stateDir)}, writable = true)),
+    (name = "assets", disk = (path = ${JSON.stringify(join(authorityDir, '..', 'www', 'dist'))})),
   ],
   sockets = [(name = "http", address = "127.0.0.1:${this.port}", http = (), service = "main")],
 );
@@ -185,13 +202,16 @@ const authority :Workerd.Worker = (
   compatibilityDate = "2026-04-01",
   bindings = [
     (name = "NAMESPACE", durableObjectNamespace = "Namespace"),
+    (name = "FENCE", durableObjectNamespace = "Fence"),
     (name = "REGISTRY", durableObjectNamespace = "Registry"),
+    (name = "ASSETS", service = "assets"),
     ${text('RANGEID_SIGNING_KEYS', keys)},
     ${text('RANGEID_CORS_ORIGINS', ALLOWED_ORIGIN)},
-    ${text('RANGEID_GRANT_RETENTION_SECONDS', String(this.retentionSeconds))},
+    ${this.#vars().map(([k, v]) => `${text(k, v)},`).join('\n    ')}
   ],
   durableObjectNamespaces = [
     (className = "Namespace", uniqueKey = "rangeid-authority-namespace", enableSql = true),
+    (className = "Fence", uniqueKey = "rangeid-authority-fence", enableSql = true),
     (className = "Registry", uniqueKey = "rangeid-authority-registry", enableSql = true),
   ],
   durableObjectStorage = (localDisk = "state"),
@@ -201,6 +221,21 @@ const authority :Workerd.Worker = (
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+  }
+
+  /** The folder holding the SQLite files of every object of class
+   * `className` (`Namespace`, `Fence`, `Registry`) in this instance's state. */
+  storageDir(className) {
+    return this.runtime === 'workerd'
+      ? join(this.stateDir, `rangeid-authority-${className.toLowerCase()}`)
+      : join(this.stateDir, 'v3', 'do', `rangeid-authority-${className}`);
+  }
+
+  /** The SQLite files (with -wal and -shm) of the objects of `className`,
+   * without the runtime's metadata file. */
+  objectFiles(className) {
+    const dir = this.storageDir(className);
+    return readdirSync(dir).filter((f) => !f.startsWith('metadata.')).map((f) => join(dir, f));
   }
 
   /** The workerd processes this instance started. */
@@ -265,54 +300,35 @@ const authority :Workerd.Worker = (
   }
 }
 
-// ---- A small JSON Schema checker for the OpenAPI document's subset ----
+// ---- Answers checked against the served OpenAPI document, with Ajv ----
 
-function resolve(doc, schema) {
-  while (schema && schema.$ref) {
-    const name = schema.$ref.replace('#/components/schemas/', '');
-    schema = doc.components.schemas[name];
-    assert.ok(schema, `unresolved ${name}`);
+const validators = new WeakMap();
+
+/** Ajv (JSON Schema 2020-12, as OpenAPI 3.1 uses) over `doc`'s schemas,
+ * one compiled validator per schema. */
+function validatorFor(doc, schema) {
+  let cache = validators.get(doc);
+  if (!cache) {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ $id: 'openapi', components: doc.components });
+    cache = { ajv, compiled: new Map() };
+    validators.set(doc, cache);
   }
-  return schema;
+  const key = JSON.stringify(schema);
+  let v = cache.compiled.get(key);
+  if (!v) {
+    const rebased = JSON.parse(key.replaceAll('"#/components/', '"openapi#/components/'));
+    v = cache.ajv.compile(rebased);
+    cache.compiled.set(key, v);
+  }
+  return v;
 }
 
-function typeOf(v) {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'array';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
-  return typeof v;
-}
-
-/** Errors of `value` against `schema` (empty when valid). */
-export function validate(doc, schema, value, at = '$') {
-  schema = resolve(doc, schema);
-  const errs = [];
-  if (!schema) return errs;
-  const t = typeOf(value);
-  if (schema.type) {
-    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-    const ok = types.includes(t) || (t === 'integer' && types.includes('number'));
-    if (!ok) return [`${at}: expected ${types.join('|')}, got ${t}`];
-  }
-  if (schema.enum && !schema.enum.includes(value)) errs.push(`${at}: ${JSON.stringify(value)} not in enum`);
-  if (schema.pattern && t === 'string' && !new RegExp(schema.pattern).test(value)) {
-    errs.push(`${at}: ${JSON.stringify(value)} does not match ${schema.pattern}`);
-  }
-  if (schema.minimum !== undefined && (t === 'integer' || t === 'number') && value < schema.minimum) {
-    errs.push(`${at}: ${value} < ${schema.minimum}`);
-  }
-  if (t === 'object') {
-    for (const k of schema.required ?? []) if (!(k in value)) errs.push(`${at}: missing ${k}`);
-    const props = schema.properties ?? {};
-    for (const [k, v] of Object.entries(value)) {
-      if (props[k]) errs.push(...validate(doc, props[k], v, `${at}.${k}`));
-      else if (schema.additionalProperties === false) errs.push(`${at}: unexpected ${k}`);
-    }
-  }
-  if (t === 'array' && schema.items) {
-    value.forEach((v, i) => errs.push(...validate(doc, schema.items, v, `${at}[${i}]`)));
-  }
-  return errs;
+/** Errors of `value` against `schema` (a schema of `doc`), empty when valid. */
+export function validate(doc, schema, value) {
+  const v = validatorFor(doc, schema);
+  return v(value) ? [] : v.errors.map((e) => `${e.instancePath || '$'} ${e.message}`);
 }
 
 /** Asserts that `res` is documented for `method template` and matches its schema. */

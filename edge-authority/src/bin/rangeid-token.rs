@@ -2,9 +2,12 @@
 //!
 //! ```text
 //! rangeid-token token --role generator|reader|admin --ns orders[,other]|'*' --ttl 30d
-//!                     [--sub NAME] [--kid KID] [--keys FILE]
+//!                     [--sub NAME] [--aud AUDIENCE] [--kid KID] [--keys FILE]
 //! rangeid-token keygen [--kid KID]
 //! ```
+//!
+//! `--aud` must match the authority's `RANGEID_TOKEN_AUDIENCE` when that is
+//! set (a token without it is then refused).
 //!
 //! `token` prints the token alone on stdout. Keys come from `--keys FILE`
 //! (a JSON map kid → key) or the `RANGEID_SIGNING_KEYS` environment
@@ -15,11 +18,11 @@
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rangeid_authority::token::{mint, parse_ttl, Claims, Keyring, Role, Scope};
+use rangeid_authority::token::{mint_with, parse_ttl, Claims, Keyring, Role, Scope};
 use rangeid_core::Namespace;
 
 const USAGE: &str = "usage:
-  rangeid-token token --role generator|reader|admin --ns NS[,NS...]|'*' --ttl 30d [--sub NAME] [--kid KID] [--keys FILE]
+  rangeid-token token --role generator|reader|admin --ns NS[,NS...]|'*' --ttl 30d [--sub NAME] [--aud AUDIENCE] [--kid KID] [--keys FILE]
   rangeid-token keygen [--kid KID]";
 
 fn main() -> ExitCode {
@@ -81,7 +84,9 @@ fn keygen(args: &[String]) -> Result<String, String> {
 fn token(args: &[String]) -> Result<String, String> {
     check_flags(
         args,
-        &["--role", "--ns", "--ttl", "--sub", "--kid", "--keys"],
+        &[
+            "--role", "--ns", "--ttl", "--sub", "--aud", "--kid", "--keys",
+        ],
     )?;
     let role = flag(args, "--role")?.ok_or("--role is required")?;
     let role = Role::parse(role).ok_or("--role must be generator, reader or admin")?;
@@ -126,8 +131,15 @@ fn token(args: &[String]) -> Result<String, String> {
         ns: scope,
         exp: now.saturating_add(ttl),
     };
-    if claims.sub.is_empty() || claims.sub.len() > rangeid_authority::token::MAX_SUB_LEN {
-        return Err("--sub must be 1 to 128 characters".into());
+    if claims.sub.is_empty()
+        || claims.sub.len() > rangeid_authority::token::MAX_SUB_LEN
+        || claims.sub.chars().any(char::is_control)
+    {
+        return Err("--sub must be 1 to 128 bytes without control characters".into());
     }
-    Ok(mint(&claims, kid, key.as_bytes()))
+    let aud = flag(args, "--aud")?;
+    if aud.is_some_and(|a| a.is_empty() || a.len() > 256) {
+        return Err("--aud must be 1 to 256 characters".into());
+    }
+    Ok(mint_with(&claims, kid, key.as_bytes(), None, aud))
 }

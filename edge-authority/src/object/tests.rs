@@ -1,7 +1,34 @@
+use std::cell::Cell;
+
+use super::registry::{RegistryPage, RegistryRequest};
 use super::*;
 use crate::store::mem::MemSql;
-use crate::store::{migrate, NAMESPACE_SCHEMA, REGISTRY_SCHEMA};
+use crate::store::{migrate, Value, NAMESPACE_MIGRATIONS, REGISTRY_MIGRATIONS};
 use rangeid_core::{Incarnation, RequestId};
+use serde_json::Value as Json;
+
+thread_local! {
+    /// The witness's mark in a test (each test runs on its own thread).
+    static WITNESS: Cell<u128> = const { Cell::new(0) };
+}
+
+/// Runs a request as the Worker's driver does: a fence raise goes to the
+/// witness, the acknowledged mark is recorded, and the request handled again.
+fn run(db: &impl Sql, r: &ObjectRequest, now: i64) -> Outcome {
+    for _ in 0..8 {
+        match handle(db, r, 0, now) {
+            Step::Reply(o) => return o,
+            Step::RaiseFence { target } => {
+                let mark = WITNESS.with(|w| {
+                    w.set(rangeid_core::fence::witness_raise(w.get(), target));
+                    w.get()
+                });
+                grant::record_fence(db, mark).unwrap();
+            }
+        }
+    }
+    panic!("the fence never let {r:?} through");
+}
 
 const T0: i64 = 1_800_000_000_000;
 
@@ -11,7 +38,7 @@ fn ns(s: &str) -> Namespace {
 
 fn db() -> MemSql {
     let db = MemSql::new();
-    migrate(&db, NAMESPACE_SCHEMA).unwrap();
+    migrate(&db, NAMESPACE_MIGRATIONS).unwrap();
     db
 }
 
@@ -26,6 +53,10 @@ fn create_req(name: &str, first: u64, max: u64, max_count: u64) -> ObjectRequest
 }
 
 fn grant_req(name: &str, inc: &str, id: &str, count: u64) -> ObjectRequest {
+    grant_as("svc", name, inc, id, count)
+}
+
+fn grant_as(owner: &str, name: &str, inc: &str, id: &str, count: u64) -> ObjectRequest {
     ObjectRequest::Grant {
         request: GrantRequest {
             namespace: ns(name),
@@ -33,6 +64,7 @@ fn grant_req(name: &str, inc: &str, id: &str, count: u64) -> ObjectRequest {
             request_id: RequestId::new(id).unwrap(),
             count,
         },
+        owner: owner.into(),
     }
 }
 
@@ -45,7 +77,7 @@ fn call(db: &MemSql, r: ObjectRequest) -> (u16, Json) {
     let wire = serde_json::to_string(&r).unwrap();
     let back: ObjectRequest = serde_json::from_str(&wire).unwrap();
     assert_eq!(back, r);
-    let o = handle(db, &back, T0);
+    let o = run(db, &back, T0);
     (o.reply.status, body(&o))
 }
 
@@ -103,7 +135,11 @@ fn missing_namespace_and_bad_counts() {
     assert_eq!((s, code(&v)), (400, "invalid_request"));
     let (s, v) = call(&db, grant_req("n", "a", "r", 0));
     assert_eq!((s, code(&v)), (400, "invalid_request"));
+    // Creating again with the same configuration is answered as done (a
+    // lost reply retried); with another it is refused.
     let (s, v) = call(&db, create_req("n", 1, 100, 10));
+    assert_eq!((s, v["namespace"].as_str()), (200, Some("n")), "{v}");
+    let (s, v) = call(&db, create_req("n", 1, 100, 11));
     assert_eq!((s, code(&v)), (409, "namespace_exists"));
     // A different name reaching this object is refused, not answered.
     let (s, v) = call(&db, grant_req("m", "a", "r", 1));
@@ -293,14 +329,14 @@ fn grants_listing_and_lookup() {
 fn retention_prunes_old_grants_and_replays_get_fresh_ranges() {
     let db = db();
     call(&db, create_req("p", 1, 1000, 100));
-    let o = handle(&db, &grant_req("p", "a", "r1", 5), T0);
+    let o = run(&db, &grant_req("p", "a", "r1", 5), T0);
     assert_eq!(o.granted_at, Some(T0));
     let day = 86_400_000;
     assert_eq!(prune(&db, T0 + 1000, day), Ok(Some(T0 + day)));
-    let o = handle(&db, &grant_req("p", "a", "r1", 5), T0 + 1000);
+    let o = run(&db, &grant_req("p", "a", "r1", 5), T0 + 1000);
     assert_eq!(body(&o)["replayed"], true);
     assert_eq!(prune(&db, T0 + day + 1, day), Ok(None));
-    let o = handle(&db, &grant_req("p", "a", "r1", 5), T0 + day + 2);
+    let o = run(&db, &grant_req("p", "a", "r1", 5), T0 + day + 2);
     let v = body(&o);
     assert_eq!(
         (v["replayed"].as_bool(), v["start"].as_str()),
@@ -327,16 +363,252 @@ fn many_grants_are_disjoint_and_contiguous() {
 }
 
 #[test]
-fn registry_lists_sorted_and_is_idempotent() {
+fn registry_lists_pages_in_order_and_keeps_the_newest_summary() {
     let db = MemSql::new();
-    migrate(&db, REGISTRY_SCHEMA).unwrap();
-    for n in ["b", "a", "b"] {
-        let r = handle_registry(&db, &RegistryRequest::Add { namespace: ns(n) }, T0);
+    migrate(&db, REGISTRY_MIGRATIONS).unwrap();
+    for n in ["c", "b", "a", "b"] {
+        let r = registry::handle(&db, &RegistryRequest::Add { namespace: ns(n) }, T0);
         assert_eq!(r.status, 200);
     }
-    let r = handle_registry(&db, &RegistryRequest::List, T0);
-    let list: RegistryList = serde_json::from_str(&r.body).unwrap();
-    assert_eq!(list.namespaces, vec![ns("a"), ns("b")]);
+    let put = |summary: &str, at| RegistryRequest::Put {
+        namespace: ns("b"),
+        summary: summary.into(),
+        at,
+    };
+    registry::handle(&db, &put(r#"{"v":2}"#, T0 + 2), T0);
+    registry::handle(&db, &put(r#"{"v":1}"#, T0 + 1), T0);
+    let list = |limit, after: Option<&str>, only: Option<Vec<&str>>| -> RegistryPage {
+        let r = registry::handle(
+            &db,
+            &RegistryRequest::List {
+                limit,
+                after: after.map(ns),
+                only: only.map(|o| o.into_iter().map(ns).collect()),
+            },
+            T0,
+        );
+        serde_json::from_str(&r.body).unwrap()
+    };
+    let first = list(2, None, None);
+    let names: Vec<_> = first.namespaces.iter().map(|l| l.namespace).collect();
+    assert_eq!(names, vec![ns("a"), ns("b")]);
+    assert_eq!(first.next_after, Some(ns("b")));
+    assert_eq!(
+        first.namespaces[1].summary.as_deref(),
+        Some(r#"{"v":2}"#),
+        "an older push never wins"
+    );
+    assert_eq!(first.namespaces[0].summary, None);
+    let second = list(2, Some("b"), None);
+    assert_eq!(second.namespaces.len(), 1);
+    assert_eq!(second.next_after, None);
+    let scoped = list(10, None, Some(vec!["c", "zz"]));
+    assert_eq!(
+        scoped
+            .namespaces
+            .iter()
+            .map(|l| l.namespace)
+            .collect::<Vec<_>>(),
+        vec![ns("c")]
+    );
+}
+
+#[test]
+fn a_replay_is_answered_only_to_its_owner() {
+    let db = db();
+    call(&db, create_req("own", 1, 1000, 100));
+    let (s, mine) = call(&db, grant_as("svc-a", "own", "inc", "r1", 5));
+    assert_eq!(s, 200);
+    // Another generator token pre-claims or replays the same key: refused,
+    // and nothing of the range is shown.
+    let (s, theirs) = call(&db, grant_as("svc-b", "own", "inc", "r1", 5));
+    assert_eq!((s, code(&theirs)), (403, "request_owner_mismatch"));
+    assert!(theirs.get("start").is_none() && !theirs.to_string().contains("\"1\""));
+    let (s, again) = call(&db, grant_as("svc-a", "own", "inc", "r1", 5));
+    assert_eq!(
+        (s, again["start"].clone(), again["replayed"].clone()),
+        (200, mine["start"].clone(), Json::Bool(true))
+    );
+    let (_, listed) = call(
+        &db,
+        ObjectRequest::Grants {
+            namespace: ns("own"),
+            limit: 10,
+            before: None,
+        },
+    );
+    assert_eq!(listed["grants"][0]["sub"], "svc-a");
+}
+
+#[test]
+fn creation_is_idempotent_for_the_same_configuration() {
+    let db = db();
+    let (s, first) = call(&db, create_req("c", 1, 1000, 100));
+    assert_eq!(s, 201);
+    let (s, again) = call(&db, create_req("c", 1, 1000, 100));
+    assert_eq!((s, again["next"].clone()), (200, first["next"].clone()));
+    let (s, other) = call(&db, create_req("c", 1, 2000, 100));
+    assert_eq!((s, code(&other)), (409, "namespace_exists"));
+    let (_, a) = call(
+        &db,
+        ObjectRequest::Audit {
+            namespace: ns("c"),
+            limit: 10,
+            before: None,
+        },
+    );
+    assert_eq!(
+        a["audit"].as_array().map(Vec::len),
+        Some(1),
+        "one creation, audited once"
+    );
+}
+
+/// The namespace row's columns and every grant row, as a backup holds them.
+fn snapshot(db: &MemSql) -> (Vec<Value>, Vec<Vec<Value>>) {
+    let row = db.exec("SELECT * FROM namespace", &[]).unwrap().remove(0);
+    let grants = db.exec("SELECT * FROM grants", &[]).unwrap();
+    (row, grants)
+}
+
+/// Puts the namespace object's storage back to `copy` (the witness, which
+/// is another object, is untouched).
+fn restore(db: &MemSql, (row, grants): &(Vec<Value>, Vec<Vec<Value>>)) {
+    db.exec("DELETE FROM namespace", &[]).unwrap();
+    db.exec("DELETE FROM grants", &[]).unwrap();
+    let marks = |n: usize| vec!["?"; n].join(", ");
+    db.exec(
+        &format!("INSERT INTO namespace VALUES ({})", marks(row.len())),
+        row,
+    )
+    .unwrap();
+    for g in grants {
+        db.exec(
+            &format!("INSERT INTO grants VALUES ({})", marks(g.len())),
+            g,
+        )
+        .unwrap();
+    }
+}
+
+fn range_of(v: &Json) -> (u128, u128) {
+    let n = |k: &str| v[k].as_str().unwrap().parse::<u128>().unwrap();
+    (n("start"), n("end"))
+}
+
+#[test]
+fn a_restored_copy_never_grants_again_what_it_forgot() {
+    let db = db();
+    call(&db, create_req("fence", 1, u64::MAX, 1_000));
+    let mut acknowledged = Vec::new();
+    for i in 0..20 {
+        let (_, g) = call(&db, grant_req("fence", "a", &format!("r{i}"), 100));
+        acknowledged.push(range_of(&g));
+    }
+    let copy = snapshot(&db);
+    for i in 20..40 {
+        let (_, g) = call(&db, grant_req("fence", "a", &format!("r{i}"), 100));
+        acknowledged.push(range_of(&g));
+    }
+    let witness = WITNESS.with(Cell::get);
+    assert!(
+        acknowledged.iter().all(|&(_, end)| end <= witness),
+        "no grant ends above the witness's mark"
+    );
+    restore(&db, &copy);
+    // The start skips to the witness's mark and says so in the audit log.
+    let st = grant::start(&db, witness, T0 + 1).unwrap().unwrap();
+    assert!(st.behind && st.skipped > 0, "{st:?}");
+    for i in 0..40 {
+        let (s, g) = call(&db, grant_req("fence", "b", &format!("r{i}"), 100));
+        assert_eq!(s, 200);
+        let (start, end) = range_of(&g);
+        for &(a, b) in &acknowledged {
+            assert!(
+                end <= a || start >= b,
+                "[{start}, {end}) overlaps [{a}, {b})"
+            );
+        }
+    }
+    let (_, a) = call(
+        &db,
+        ObjectRequest::Audit {
+            namespace: ns("fence"),
+            limit: 1,
+            before: None,
+        },
+    );
+    let entry = &a["audit"][0];
+    assert_eq!(
+        (entry["action"].as_str(), entry["actor"].as_str()),
+        (Some("fence_forward"), Some("system"))
+    );
+    let (_, sum) = call(
+        &db,
+        ObjectRequest::Summary {
+            namespace: ns("fence"),
+        },
+    );
+    assert_eq!(sum["fence"]["rollbacks"], 1);
+    assert_ne!(sum["fence"]["skipped"], "0");
+}
+
+#[test]
+fn an_ordinary_restart_skips_the_rest_of_its_chunk_and_is_not_audited() {
+    let db = db();
+    call(&db, create_req("r", 1, u64::MAX, 1_000));
+    let (_, g) = call(&db, grant_req("r", "a", "r1", 100));
+    let (_, end) = range_of(&g);
+    let witness = WITNESS.with(Cell::get);
+    assert!(
+        witness > end,
+        "the mark is a chunk ahead: {witness} vs {end}"
+    );
+    let st = grant::start(&db, witness, T0 + 1).unwrap().unwrap();
+    assert_eq!((st.skipped, st.behind), (witness - end, false));
+    let (_, a) = call(
+        &db,
+        ObjectRequest::Audit {
+            namespace: ns("r"),
+            limit: 10,
+            before: None,
+        },
+    );
+    assert!(a["audit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["action"] != "fence_forward"));
+}
+
+#[test]
+fn rates_are_per_minute_and_exact() {
+    let db = db();
+    call(&db, create_req("rate", 1, u64::MAX, (1 << 53) - 1));
+    let big = (1u64 << 53) - 1;
+    for (i, at) in [T0, T0 + 10_000, T0 + 60_000].into_iter().enumerate() {
+        let o = run(&db, &grant_req("rate", "a", &format!("r{i}"), big), at);
+        assert_eq!(o.reply.status, 200, "{}", o.reply.body);
+    }
+    let o = run(
+        &db,
+        &ObjectRequest::Rates {
+            namespace: ns("rate"),
+            window: Window::Hour,
+        },
+        T0 + 90_000,
+    );
+    let v = body(&o);
+    assert_eq!(
+        (v["window"].as_str(), v["bucketSeconds"].as_u64()),
+        (Some("1h"), Some(60))
+    );
+    let buckets = v["buckets"].as_array().unwrap();
+    assert_eq!(buckets.len(), 2);
+    assert_eq!(buckets[0]["ranges"], 2);
+    assert_eq!(buckets[0]["ids"], "18014398509481982", "past 2^53, exactly");
+    assert_eq!(buckets[1]["ids"], big.to_string());
+    assert!(v["buckets"].to_string().len() < 400);
 }
 
 /// A store whose statements starting with `fail_on` fail.
@@ -369,7 +641,7 @@ fn a_failed_grant_write_commits_nothing() {
         inner: &db,
         fail_on: "INSERT INTO grants",
     };
-    let o = handle(&broken, &grant_req("t", "a", "r1", 5), T0);
+    let o = run(&broken, &grant_req("t", "a", "r1", 5), T0);
     assert_eq!(o.reply.status, 503);
     assert_eq!(o.reply.header("retry-after"), Some("1"));
     assert_eq!(o.granted_at, None);
@@ -399,22 +671,22 @@ fn an_admin_change_without_its_audit_entry_commits_nothing() {
         floor: DecU64(50),
         actor: "ops".into(),
     };
-    assert_eq!(handle(&broken, &floor, T0).reply.status, 503);
+    assert_eq!(run(&broken, &floor, T0).reply.status, 503);
     let freeze = ObjectRequest::SetFrozen {
         namespace: ns("u"),
         frozen: true,
         reason: "x".into(),
         actor: "ops".into(),
     };
-    assert_eq!(handle(&broken, &freeze, T0).reply.status, 503);
+    assert_eq!(run(&broken, &freeze, T0).reply.status, 503);
     let create = create_req("v", 1, 10, 1);
     let fresh = crate::store::mem::MemSql::new();
-    migrate(&fresh, NAMESPACE_SCHEMA).unwrap();
+    migrate(&fresh, NAMESPACE_MIGRATIONS).unwrap();
     let broken_fresh = Failing {
         inner: &fresh,
         fail_on: "INSERT INTO audit",
     };
-    assert_eq!(handle(&broken_fresh, &create, T0).reply.status, 503);
+    assert_eq!(run(&broken_fresh, &create, T0).reply.status, 503);
     assert!(fresh.exec(SELECT_NAMESPACE, &[]).unwrap().is_empty());
     let (_, sum) = call(&db, ObjectRequest::Summary { namespace: ns("u") });
     assert_eq!(

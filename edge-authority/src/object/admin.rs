@@ -1,0 +1,196 @@
+//! Admin actions on a namespace: creation (idempotent for the same
+//! configuration), floors and freezes. Each writes its audit entry
+//! `{at, actor, action, before, after, reason}` in the same transaction as
+//! the change: no change without its entry, no entry without its change.
+
+use rangeid_core::authority::{FloorError, NamespaceConfig, NamespaceStatus};
+use rangeid_core::wire::{DecBound, DecU64};
+use rangeid_core::{ErrorCode, Namespace};
+use serde_json::{json, Value as Json};
+
+use super::{load, load_any, summary_of, unavailable};
+use crate::response::{ApiError, HttpReply};
+use crate::store::{NamespaceRow, Sql, StoreError, Value, INSERT_NAMESPACE, UPDATE_NAMESPACE};
+
+/// Writes an audit entry.
+pub(crate) fn audit(
+    sql: &impl Sql,
+    now: i64,
+    actor: &str,
+    action: &str,
+    before: Option<Json>,
+    after: Option<Json>,
+    reason: Option<&str>,
+) -> Result<(), StoreError> {
+    let as_text = |v: Option<Json>| v.map_or(Value::Null, |v| Value::Text(v.to_string()));
+    sql.exec(
+        "INSERT INTO audit (at, actor, action, before, after, reason) VALUES (?, ?, ?, ?, ?, ?)",
+        &[
+            Value::Int(now),
+            actor.into(),
+            action.into(),
+            as_text(before),
+            as_text(after),
+            reason.map_or(Value::Null, Value::from),
+        ],
+    )
+    .map(|_| ())
+}
+
+/// Moves the namespace row from `from` to `to`, refusing if `next` is no
+/// longer the one read.
+pub(crate) fn update(
+    sql: &impl Sql,
+    from: &NamespaceRow,
+    to: &NamespaceRow,
+) -> Result<(), StoreError> {
+    let rows = sql.exec(UPDATE_NAMESPACE, &to.update_params(from.state.next()))?;
+    if rows.len() != 1 {
+        return Err(StoreError("next moved under the update".into()));
+    }
+    Ok(())
+}
+
+fn state_json(row: &NamespaceRow) -> Json {
+    let c = row.state.config();
+    json!({
+        "first": DecU64(c.first()),
+        "max": DecU64(c.max()),
+        "maxCount": c.max_count(),
+        "next": DecBound(row.state.next()),
+        "state": row.state.status().as_str(),
+    })
+}
+
+/// Creates the namespace: 201 with its summary. Creating it again with the
+/// same configuration answers 200 with the summary (so an admin can retry a
+/// creation whose answer was lost); another configuration is 409.
+pub fn create(
+    sql: &impl Sql,
+    namespace: Namespace,
+    (first, max, max_count): (u64, u64, u64),
+    actor: &str,
+    now: i64,
+) -> Result<HttpReply, ApiError> {
+    let config = NamespaceConfig::new(Some(first), Some(max), Some(max_count))
+        .map_err(|e| ApiError::invalid(e.to_string()))?;
+    if let Some(existing) = load_any(sql).map_err(unavailable)? {
+        if *existing.state.name() == namespace && *existing.state.config() == config {
+            return summary_of(sql, &existing, now).map(|s| HttpReply::json(200, &s));
+        }
+        return Err(ApiError::new(
+            ErrorCode::NamespaceExists,
+            format!("namespace {namespace:?} already exists with another configuration"),
+        ));
+    }
+    let row = NamespaceRow::create(namespace, config, now);
+    sql.atomically(&mut || {
+        sql.exec(INSERT_NAMESPACE, &row.insert_params())?;
+        audit(
+            sql,
+            now,
+            actor,
+            "create",
+            None,
+            Some(state_json(&row)),
+            None,
+        )
+    })
+    .map_err(unavailable)?;
+    summary_of(sql, &row, now).map(|s| HttpReply::json(201, &s))
+}
+
+/// Raises `next` to `floor`; a floor below `next` is refused
+/// (`floor_below_next`), so a floor never re-grants an ID.
+pub fn raise_floor(
+    sql: &impl Sql,
+    ns: &Namespace,
+    floor: u64,
+    actor: &str,
+    now: i64,
+) -> Result<HttpReply, ApiError> {
+    let row = load(sql, ns)?;
+    let state = row.state.raise_floor(floor).map_err(|e| match e {
+        FloorError::BelowNext { next } => {
+            let mut err = ApiError::new(
+                e.code(),
+                format!("floor {floor} is below next {next}; floors never lower next"),
+            );
+            err.next = Some(next);
+            err
+        }
+        FloorError::AboveMax { max } => {
+            ApiError::new(e.code(), format!("floor {floor} is above max {max}"))
+        }
+    })?;
+    let after = NamespaceRow { state, ..row };
+    let change = Change {
+        action: "floor",
+        before: json!({ "next": DecBound(row.state.next()) }),
+        after: json!({ "next": DecBound(after.state.next()) }),
+        reason: None,
+    };
+    commit_change(sql, now, actor, &row, &after, &change)
+}
+
+/// Freezes (`frozen`) or unfreezes the namespace, with a reason.
+pub fn set_frozen(
+    sql: &impl Sql,
+    ns: &Namespace,
+    frozen: bool,
+    reason: &str,
+    actor: &str,
+    now: i64,
+) -> Result<HttpReply, ApiError> {
+    let row = load(sql, ns)?;
+    let status = if frozen {
+        NamespaceStatus::Frozen
+    } else {
+        NamespaceStatus::Active
+    };
+    let after = NamespaceRow {
+        state: row.state.with_status(status),
+        ..row
+    };
+    let change = Change {
+        action: if frozen { "freeze" } else { "unfreeze" },
+        before: json!({ "state": row.state.status().as_str() }),
+        after: json!({ "state": status.as_str() }),
+        reason: Some(reason),
+    };
+    commit_change(sql, now, actor, &row, &after, &change)
+}
+
+/// An admin change's audit entry: what was done, the state before and after.
+struct Change<'a> {
+    action: &'a str,
+    before: Json,
+    after: Json,
+    reason: Option<&'a str>,
+}
+
+/// Writes `after` over `row` and the change's audit entry in one
+/// transaction, then answers with the new summary.
+fn commit_change(
+    sql: &impl Sql,
+    now: i64,
+    actor: &str,
+    row: &NamespaceRow,
+    after: &NamespaceRow,
+    change: &Change<'_>,
+) -> Result<HttpReply, ApiError> {
+    sql.atomically(&mut || {
+        update(sql, row, after)?;
+        audit(
+            sql,
+            now,
+            actor,
+            change.action,
+            Some(change.before.clone()),
+            Some(change.after.clone()),
+            change.reason,
+        )
+    })
+    .map_err(unavailable)?;
+    summary_of(sql, after, now).map(|s| HttpReply::json(200, &s))
+}

@@ -1,0 +1,68 @@
+//! The authority's settings from its environment, checked once: grant
+//! retention, the token audience, allowed origins.
+
+/// The shortest grant retention accepted: one hour, well above the
+/// client's longest retry of one request id (10 minutes), so a retry never
+/// reaches an authority that forgot the grant.
+pub const MIN_RETENTION_SECS: u64 = 3_600;
+
+/// The default grant retention: 24 hours.
+pub const DEFAULT_RETENTION_SECS: u64 = 86_400;
+
+/// The grant retention from `RANGEID_GRANT_RETENTION_SECONDS` (default 24
+/// hours, at least an hour) or, for tests of pruning only,
+/// `RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS` (any whole number of
+/// seconds, at least 1), which wins when set.
+pub fn grant_retention(configured: Option<&str>, test_only: Option<&str>) -> Result<u64, String> {
+    let parse = |name: &str, v: &str| {
+        v.trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|&s| s > 0)
+            .ok_or_else(|| format!("{name} must be a whole number of seconds, got {v:?}"))
+    };
+    if let Some(v) = test_only.filter(|v| !v.trim().is_empty()) {
+        return parse("RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS", v);
+    }
+    let Some(v) = configured.filter(|v| !v.trim().is_empty()) else {
+        return Ok(DEFAULT_RETENTION_SECS);
+    };
+    let secs = parse("RANGEID_GRANT_RETENTION_SECONDS", v)?;
+    if secs < MIN_RETENTION_SECS {
+        return Err(format!(
+            "RANGEID_GRANT_RETENTION_SECONDS is {secs}; it must be at least {MIN_RETENTION_SECS} \
+             (an hour), longer than any client retries a request"
+        ));
+    }
+    Ok(secs)
+}
+
+/// The audience tokens must name, from `RANGEID_TOKEN_AUDIENCE` (none when
+/// unset or empty).
+pub fn audience(configured: Option<&str>) -> Option<String> {
+    configured
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retention_is_at_least_an_hour_unless_a_test_says_so() {
+        assert_eq!(grant_retention(None, None), Ok(86_400));
+        assert_eq!(grant_retention(Some("7200"), None), Ok(7_200));
+        assert!(grant_retention(Some("1"), None)
+            .unwrap_err()
+            .contains("at least 3600"));
+        assert!(grant_retention(Some("3599"), None).is_err());
+        assert!(grant_retention(Some("-5"), None).is_err());
+        assert!(grant_retention(Some("1d"), None).is_err());
+        assert_eq!(grant_retention(Some("1"), Some("2")), Ok(2));
+        assert!(grant_retention(None, Some("0")).is_err());
+        assert_eq!(audience(Some(" rangeid ")), Some("rangeid".into()));
+        assert_eq!(audience(Some("")), None);
+    }
+}

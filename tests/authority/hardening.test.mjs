@@ -1,0 +1,233 @@
+// Authority hardening on bare workerd: a replay belongs to the token
+// subject that took the grant; bodies are read only after route and token,
+// and never past the limit; creation is idempotent and listings never miss
+// a namespace; nbf, aud, duplicate kids and unknown kids; a retention under
+// an hour refuses to serve.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { Authority, conforms, uniqueNs } from './harness.mjs';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+let a;
+let doc;
+let admin;
+const others = [];
+
+before(async () => {
+  a = await new Authority({ runtime: 'workerd' }).start();
+  doc = (await a.req('GET', '/v1/openapi.json')).body;
+  admin = a.token('admin', ['*']);
+});
+
+after(async () => {
+  for (const x of [a, ...others]) {
+    await x?.stop();
+    x?.cleanup();
+  }
+});
+
+async function create(namespace, extra = {}) {
+  const r = await a.req('POST', '/v1/namespaces', { token: admin, body: { namespace, ...extra } });
+  conforms(doc, 'POST', '/v1/namespaces', r);
+  return r;
+}
+
+describe('a replay belongs to its caller', () => {
+  test('another subject cannot take or pre-claim a grant by its key', async () => {
+    const ns = uniqueNs('owner');
+    assert.equal((await create(ns)).status, 201);
+    const alice = a.token('generator', [ns], { sub: 'svc-alice' });
+    const mallory = a.token('generator', [ns], { sub: 'svc-mallory' });
+    const body = (requestId) => ({ namespace: ns, incarnation: 'alice-1', requestId, count: 10 });
+
+    const mine = await a.req('POST', '/v1/ranges', { token: alice, body: body('r1') });
+    assert.equal(mine.status, 200, mine.text);
+    // Mallory replays Alice's key: refused, and never shown the range.
+    const stolen = await a.req('POST', '/v1/ranges', { token: mallory, body: body('r1') });
+    conforms(doc, 'POST', '/v1/ranges', stolen);
+    assert.equal(stolen.status, 403, stolen.text);
+    assert.equal(stolen.body.error.code, 'request_owner_mismatch');
+    assert.doesNotMatch(stolen.text, new RegExp(`"${mine.body.start}"`));
+    // Alice's own replay still answers her range.
+    const again = await a.req('POST', '/v1/ranges', { token: alice, body: body('r1') });
+    assert.deepEqual([again.status, again.body.start, again.body.replayed], [200, mine.body.start, true]);
+
+    // Mallory pre-claims Alice's next key (incarnations are visible to
+    // readers); Alice is refused rather than handed Mallory's range as a
+    // "replay".
+    const claimed = await a.req('POST', '/v1/ranges', { token: mallory, body: body('r2') });
+    assert.equal(claimed.status, 200);
+    const victim = await a.req('POST', '/v1/ranges', { token: alice, body: body('r2') });
+    assert.equal(victim.status, 403, victim.text);
+    assert.equal(victim.body.error.code, 'request_owner_mismatch');
+
+    // A rotated token keeps its sub, so it still replays.
+    const rotated = a.token('generator', [ns], { sub: 'svc-alice', kid: a.oldKid, key: a.oldKey });
+    const viaRotated = await a.req('POST', '/v1/ranges', { token: rotated, body: body('r1') });
+    assert.deepEqual([viaRotated.status, viaRotated.body.start], [200, mine.body.start]);
+    // The ledger shows who took each grant.
+    const grants = await a.req('GET', `/v1/namespaces/${ns}/grants`, { token: admin });
+    assert.deepEqual(grants.body.grants.map((g) => g.sub).sort(), ['svc-alice', 'svc-mallory']);
+  });
+});
+
+/** POSTs a chunked body over a raw socket, 16 KiB every 10 ms up to
+ * `total` bytes, never ending it. Resolves with the answer's status and
+ * JSON body as soon as it arrives (the authority must answer without
+ * reading the whole body: it never ends), or status 0 after 5 s. (A fetch
+ * cannot be used: the authority closes the connection after answering
+ * early, and fetch reports the reset instead of the answer.) */
+function chunkedPost(path, { token, total }) {
+  const { hostname, port } = new URL(a.base);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    let sent = 0;
+    let answer = '';
+    let done = false;
+    let timer;
+    const chunk = ' '.repeat(16 * 1024);
+    const finish = (result) => {
+      if (done) return;
+      done = true;
+      clearInterval(timer);
+      socket.destroy();
+      resolve({ ...result, sent });
+    };
+    socket.on('connect', () => {
+      socket.write(`POST ${path} HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\n`
+        + `${token ? `authorization: Bearer ${token}\r\n` : ''}transfer-encoding: chunked\r\n\r\n`);
+      timer = setInterval(() => {
+        if (done || sent >= total) return;
+        sent += chunk.length;
+        socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+      }, 10);
+    });
+    socket.on('data', (d) => {
+      answer += d.toString();
+      const end = answer.indexOf('\r\n\r\n');
+      const brace = answer.indexOf('{', end);
+      const close = answer.lastIndexOf('}');
+      if (end < 0 || brace < 0 || close < brace) return;
+      finish({ status: Number(answer.slice(9, 12)), body: JSON.parse(answer.slice(brace, close + 1)) });
+    });
+    socket.on('error', () => finish({ status: -1, body: null }));
+    setTimeout(() => finish({ status: 0, body: null }), 5_000);
+  });
+}
+
+describe('request bodies', () => {
+  test('an unauthenticated 1 MiB chunked POST is refused before its body is read', async () => {
+    const r = await chunkedPost('/v1/ranges', { total: 1 << 20 });
+    assert.equal(r.status, 401, 'answered while the request was still open');
+    assert.equal(r.body.error.code, 'unauthenticated');
+    assert.ok(r.sent < 1 << 20, `answered before the client sent it all (${r.sent} bytes)`);
+  });
+
+  test('an authenticated chunked POST past the limit gets 413 without reading the rest', async () => {
+    const gen = a.token('generator', ['*']);
+    const r = await chunkedPost('/v1/ranges', { token: gen, total: 1 << 20 });
+    assert.equal(r.status, 413, 'answered while the request was still open');
+    assert.equal(r.body.error.code, 'payload_too_large');
+  });
+});
+
+describe('namespace creation', () => {
+  test('is idempotent for the same configuration and listed at once', async () => {
+    const ns = uniqueNs('idem');
+    const config = { namespace: ns, first: '1000', max: '9000000', maxCount: 500 };
+    assert.equal((await create(ns, config)).status, 201);
+    const again = await create(ns, config);
+    assert.equal(again.status, 200, 'a retried creation answers the summary');
+    assert.equal(again.body.namespace, ns);
+    const other = await create(ns, { ...config, maxCount: 501 });
+    assert.equal(other.status, 409);
+    assert.equal(other.body.error.code, 'namespace_exists');
+    // Only one audit entry: the retry changed nothing.
+    const audit = await a.req('GET', `/v1/namespaces/${ns}/audit`, { token: admin });
+    assert.deepEqual(audit.body.audit.map((e) => e.action), ['create']);
+    // Listed, with its summary, by pages.
+    const names = [];
+    let after = '';
+    for (;;) {
+      const page = await a.req('GET', `/v1/namespaces?limit=2${after}`, { token: admin });
+      conforms(doc, 'GET', '/v1/namespaces', page);
+      names.push(...page.body.namespaces.map((s) => s.namespace));
+      if (!page.body.nextAfter) break;
+      after = `&after=${page.body.nextAfter}`;
+    }
+    assert.ok(names.includes(ns), `${ns} is listed: ${names}`);
+    assert.deepEqual(names, [...names].sort(), 'by name');
+    assert.equal(new Set(names).size, names.length, 'each once');
+  });
+
+  test('maxCount is capped at 2^53 - 1', async () => {
+    const ns = uniqueNs('cap');
+    const over = await create(ns, { maxCount: 9007199254740992 });
+    assert.equal(over.status, 400);
+    assert.match(over.body.error.message, /9007199254740991/);
+    assert.equal((await create(ns, { maxCount: 9007199254740991 })).status, 201);
+  });
+});
+
+describe('tokens', () => {
+  test('nbf is honoured with 60 s of clock skew', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const claims = (nbf) => ({ sub: 'svc', role: 'admin', ns: ['*'], exp: now + 3600, nbf });
+    const session = (claims) => a.req('GET', '/v1/session', { token: a.token(null, null, { claims }) });
+    assert.equal((await session(claims(now + 30))).status, 200, 'within the skew');
+    const early = await session(claims(now + 300));
+    assert.equal(early.status, 401);
+    assert.match(early.body.error.message, /not valid yet|nbf/i);
+  });
+
+  test('an unknown kid and a bad signature get the same answer', async () => {
+    const unknown = await a.req('GET', '/v1/session', { token: a.token('admin', ['*'], { kid: 'no-such-kid' }) });
+    const forged = await a.req('GET', '/v1/session', { token: a.token('admin', ['*'], { key: 'ab'.repeat(32) }) });
+    assert.equal(unknown.status, 401);
+    assert.deepEqual(unknown.body, forged.body);
+  });
+
+  test('the session route answers the calling token', async () => {
+    const reader = a.token('reader', ['orders', 'users'], { sub: 'ops@example' });
+    const s = await a.req('GET', '/v1/session', { token: reader });
+    conforms(doc, 'GET', '/v1/session', s);
+    assert.deepEqual([s.body.sub, s.body.role, s.body.ns], ['ops@example', 'reader', ['orders', 'users']]);
+  });
+});
+
+describe('configuration', () => {
+  async function another(opts) {
+    const x = new Authority({ runtime: 'workerd', ...opts });
+    others.push(x);
+    return x.start();
+  }
+
+  test('a configured audience is required', async () => {
+    const x = await another({ audience: 'ids.example' });
+    const now = Math.floor(Date.now() / 1000);
+    const claims = (aud) => ({ sub: 'svc', role: 'admin', ns: ['*'], exp: now + 3600, ...(aud ? { aud } : {}) });
+    const status = async (aud) => (await x.req('GET', '/v1/session', { token: x.token(null, null, { claims: claims(aud) }) })).status;
+    assert.equal(await status('ids.example'), 200);
+    assert.equal(await status('other.example'), 401);
+    assert.equal(await status(undefined), 401);
+    await x.stop();
+  });
+
+  test('duplicate kids in the signing keys refuse to serve', async () => {
+    const key = 'cd'.repeat(32);
+    const x = await another({ keysText: `{"test-1":"${key}","test-1":"${'ef'.repeat(32)}"}` });
+    const r = await x.req('GET', '/v1/session', { token: x.token('admin', ['*'], { key }) });
+    assert.equal(r.status, 503, r.text);
+    assert.match(r.body.error.message, /duplicate|test-1/i);
+    await x.stop();
+  });
+
+  test('a grant retention under an hour refuses to serve', async () => {
+    const x = await another({ vars: { RANGEID_GRANT_RETENTION_SECONDS: '60' } });
+    const r = await x.req('GET', '/v1/session', { token: x.token('admin', ['*']) });
+    assert.equal(r.status, 503, r.text);
+    assert.match(r.body.error.message, /RANGEID_GRANT_RETENTION_SECONDS/);
+    await x.stop();
+  });
+});
