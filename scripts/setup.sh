@@ -39,13 +39,34 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
 fi
 
 # npm packages, from each lock file: wrangler/binaryen/esbuild for the
-# authority, esbuild for the package build, playwright-core for the tests.
-for dir in edge-authority npm tests; do
+# authority, esbuild for the package build, the admin page's Preact, uPlot
+# and esbuild, and the tests' playwright-core, Bun, Deno and friends.
+for dir in edge-authority npm tests www; do
   if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
     say "npm ci in $dir"
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   fi
 done
+
+# Schemathesis, pinned, in the repo's own venv (.venv/, ignored by git), for
+# the authority's HTTP fuzzing (tests/authority/fuzz.test.mjs). Debian's
+# python3 makes venvs only with python3-venv (ensurepip) installed.
+if [ "$(version_of .venv/bin/schemathesis)" != "4.32.5" ]; then
+  if [ ! -x .venv/bin/pip ]; then
+    command -v python3 >/dev/null || { echo "python3 not found: install Python 3.11 or newer" >&2; exit 1; }
+    say "making the Python venv in .venv"
+    rm -rf .venv
+    if ! python3 -m venv .venv 2>/dev/null; then
+      say "installing python3-venv"
+      rm -rf .venv
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+      python3 -m venv .venv
+    fi
+  fi
+  say "installing schemathesis 4.32.5 in .venv"
+  .venv/bin/pip install --quiet --disable-pip-version-check schemathesis==4.32.5
+fi
 
 cargo fetch --locked >/dev/null
 say "ready"

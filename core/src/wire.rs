@@ -2,11 +2,13 @@
 //! and the authority's encoder of answers ([`HttpAnswer`]).
 //!
 //! Every ID-valued field is a decimal string, because JS numbers are exact
-//! only to 2^53 - 1; `count` is a JSON integer. The authority parses
-//! requests strictly: unknown fields are rejected, and parsing accepts
-//! nothing that formatting would not produce (an ID field given as a
-//! number, with a sign, a leading zero or as `null` is an error). Clients
-//! read answers leniently, through [`crate::reply::Reply::from_http`].
+//! only to 2^53 - 1; `count` is a JSON integer ([`JsonCount`]: any JSON
+//! number whose value is a whole number up to 2^53 - 1, so `169.0` and
+//! `1.69e2` read as 169, as JSON Schema's `integer` says). The authority
+//! parses requests strictly: unknown fields are rejected, and an ID field
+//! given as a number, with a sign, a leading zero or as `null` is an
+//! error. Clients read answers leniently, through
+//! [`crate::reply::Reply::from_http`].
 //!
 //! - request: [`GrantRequest`]
 //!   `{"namespace":"orders","incarnation":"A9","requestId":"r17","count":10000}`
@@ -91,13 +93,53 @@ fn map_only<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D
     d.deserialize_map(ObjectVisitor(PhantomData))
 }
 
+/// A count in a request: a JSON number whose value is a whole number from
+/// 0 to 2^53 - 1 (`169`, `169.0`, `1.69e2`); a fraction, a negative value,
+/// a value past 2^53 - 1 given with a fraction or exponent (not exact as a
+/// JSON number), or any other type is an error. Written as an integer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct JsonCount(pub u64);
+
+impl<'de> Deserialize<'de> for JsonCount {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = JsonCount;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a whole number")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<JsonCount, E> {
+                Ok(JsonCount(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<JsonCount, E> {
+                u64::try_from(v)
+                    .map(JsonCount)
+                    .map_err(|_| E::custom("a count must not be negative"))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<JsonCount, E> {
+                // Exact below 2^53: a whole f64 there is the integer written.
+                const EXACT: f64 = 9_007_199_254_740_991.0;
+                if (0.0..=EXACT).contains(&v) && v == (v as u64) as f64 {
+                    Ok(JsonCount(v as u64))
+                } else {
+                    Err(E::custom(
+                        "a count must be a whole number from 0 to 2^53 - 1",
+                    ))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct GrantRequestFields {
     namespace: Namespace,
     incarnation: Incarnation,
     request_id: RequestId,
-    count: u64,
+    count: JsonCount,
 }
 
 impl Serialize for GrantRequest {
@@ -106,7 +148,7 @@ impl Serialize for GrantRequest {
             namespace: self.namespace,
             incarnation: self.incarnation,
             request_id: self.request_id,
-            count: self.count,
+            count: JsonCount(self.count),
         }
         .serialize(s)
     }
@@ -119,7 +161,7 @@ impl<'de> Deserialize<'de> for GrantRequest {
             namespace: f.namespace,
             incarnation: f.incarnation,
             request_id: f.request_id,
-            count: f.count,
+            count: f.count.0,
         })
     }
 }
@@ -369,13 +411,42 @@ mod tests {
     }
 
     #[test]
+    fn counts_are_json_integers_however_written() {
+        for (text, count) in [
+            ("10000", 10_000),
+            ("10000.0", 10_000),
+            ("1e4", 10_000),
+            ("1.0E4", 10_000),
+            ("9007199254740991", (1 << 53) - 1),
+            ("9007199254740991.0", (1 << 53) - 1),
+            ("18446744073709551615", u64::MAX),
+        ] {
+            let body = alloc::format!(
+                r#"{{"namespace":"orders","incarnation":"A9","requestId":"r17","count":{text}}}"#
+            );
+            let r: GrantRequest = serde_json::from_str(&body).unwrap();
+            assert_eq!(r.count, count, "{text}");
+        }
+        // Written as an integer.
+        let r: GrantRequest = serde_json::from_str(
+            r#"{"namespace":"orders","incarnation":"A9","requestId":"r17","count":1e4}"#,
+        )
+        .unwrap();
+        assert!(serde_json::to_string(&r)
+            .unwrap()
+            .contains(r#""count":10000}"#));
+    }
+
+    #[test]
     fn requests_reject_what_formatting_never_makes() {
         let bad = [
             r#"{"namespace":"orders","incarnation":"A9","requestId":"r17","count":10000,"x":1}"#,
             r#"{"namespace":"orders","incarnation":"A9","requestId":"r17","count":"10000"}"#,
-            r#"{"namespace":"orders","incarnation":"A9","requestId":"r17","count":1e4}"#,
-            r#"{"namespace":"orders","incarnation":"A9","requestId":"r17","count":10000.0}"#,
+            r#"{"namespace":"orders","incarnation":"A9","requestId":"r17","count":1.5}"#,
+            r#"{"namespace":"orders","incarnation":"A9","requestId":"r17","count":1e16}"#,
             r#"{"namespace":"orders","incarnation":"A9","requestId":"r17","count":-1}"#,
+            r#"{"namespace":"orders","incarnation":"A9","requestId":"r17","count":-1.0}"#,
+            r#"{"namespace":"orders","incarnation":"A9","requestId":"r17","count":null}"#,
             r#"{"namespace":"orders","incarnation":"A9","requestId":"r17"}"#,
             r#"{"namespace":"Orders","incarnation":"A9","requestId":"r17","count":1}"#,
             r#"{"namespace":"orders","incarnation":"A 9","requestId":"r17","count":1}"#,

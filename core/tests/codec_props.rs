@@ -202,6 +202,34 @@ mod wire {
         }
     }
 
+    /// A request's `count` as the documented rule reads it: a plain JSON
+    /// integer up to 2^64 - 1, or any other JSON number whose value is a
+    /// whole number from 0 to 2^53 - 1 (`10000.0`, `1e4`, `-0`).
+    fn json_count(raw: &str) -> Option<u64> {
+        if let Some(v) = json_u64(raw) {
+            return Some(v);
+        }
+        let (mantissa, exponent) = match raw.find(['e', 'E']) {
+            Some(i) => (&raw[..i], Some(&raw[i + 1..])),
+            None => (raw, None),
+        };
+        let unsigned = mantissa.strip_prefix('-').unwrap_or(mantissa);
+        let (int, frac) = match unsigned.split_once('.') {
+            Some((i, f)) => (i, Some(f)),
+            None => (unsigned, None),
+        };
+        let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+        let int_ok = int == "0" || (digits(int) && !int.starts_with('0'));
+        let frac_ok = frac.is_none_or(digits);
+        let exp_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)));
+        if !(int_ok && frac_ok && exp_ok) {
+            return None;
+        }
+        let v: f64 = raw.parse().ok()?;
+        let exact = 9_007_199_254_740_991.0;
+        ((-0.0..=exact).contains(&v) && v.fract() == 0.0).then_some(v as u64)
+    }
+
     /// 408, 429 and every 5xx.
     fn retried(status: u16) -> bool {
         matches!(status, 408 | 429) || status >= 500
@@ -635,8 +663,8 @@ mod wire {
 
         /// Requests are strict: accepted exactly when they hold the four
         /// fields once each (no others), the names valid strings and `count`
-        /// a canonical JSON integer; then they re-serialize to JSON
-        /// equivalent to the input.
+        /// a JSON integer (however written); then they re-serialize to
+        /// JSON equivalent in value to the input.
         #[test]
         fn requests_accept_exactly_the_documented_shape(
             fields in request_fields(),
@@ -651,10 +679,10 @@ mod wire {
             match (expected_request(&fields), got) {
                 (Some(want), Ok(got)) => {
                     prop_assert_eq!(got, want);
-                    prop_assert_eq!(
-                        serde_json::to_value(got).unwrap(),
-                        serde_json::from_str::<Value>(&input).unwrap()
-                    );
+                    let mut input_value = serde_json::from_str::<Value>(&input).unwrap();
+                    // 1e4 and 10000.0 are the integer 10000, written so.
+                    input_value["count"] = Value::from(want.count);
+                    prop_assert_eq!(serde_json::to_value(got).unwrap(), input_value);
                 }
                 (None, Err(_)) => {}
                 (want, got) => prop_assert!(false, "{input}: expected {want:?}, got {got:?}"),
@@ -825,7 +853,8 @@ mod wire {
             2 => prop::sample::select(
                 &[
                     "-0", "-1", "1e4", "1E4", "1.0", "10000.0", "01", "00", "-", "+1", "null",
-                    "true", "false", "[]", "[1]", "{}", "{\"count\":1}", "1e400",
+                    "true", "false", "[]", "[1]", "{}", "{\"count\":1}", "1e400", "1.5",
+                    "-1.0", "9007199254740991.0", "9007199254740993.0", "1e16", "1.e4", ".5",
                 ][..]
             )
             .prop_map(|s| Field::Raw(s.to_owned())),
@@ -930,7 +959,7 @@ mod wire {
         let incarnation = text("incarnation").filter(|s| token_ok(s))?;
         let request_id = text("requestId").filter(|s| token_ok(s))?;
         let count = match seen.get("count") {
-            Some(Field::Raw(raw)) => json_u64(raw)?,
+            Some(Field::Raw(raw)) => json_count(raw)?,
             _ => return None,
         };
         Some(GrantRequest {

@@ -19,8 +19,38 @@ const MAX_COUNT: u64 = NamespaceConfig::MAX_COUNT_LIMIT;
 const REASON: &str =
     r"^[^\u0000-\u001f\u007f-\u009f]*[^\u0000-\u0020\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$";
 
-/// A canonical decimal string (no sign, no leading zero).
+/// A canonical decimal string (no sign, no leading zero), in answers.
 const DECIMAL: &str = "^(0|[1-9][0-9]*)$";
+
+/// A pattern matching exactly the canonical decimals from `lowest` (0 or 1)
+/// to `highest`, so the document states the parsers' bounds (an ID up to
+/// 2^64 - 1, a cursor up to 2^64) rather than "20 digits".
+pub fn decimal_range(lowest: u8, highest: u128) -> String {
+    let digits: Vec<u8> = highest.to_string().bytes().map(|b| b - b'0').collect();
+    let k = digits.len();
+    let mut alternatives = Vec::new();
+    if lowest == 0 {
+        alternatives.push("0".to_owned());
+    }
+    // Every length below k: a nonzero digit, then any digits.
+    if k > 1 {
+        alternatives.push(format!("[1-9][0-9]{{0,{}}}", k - 2));
+    }
+    // Length k: the prefix of `highest`, one smaller digit, then any digits.
+    for (i, &d) in digits.iter().enumerate() {
+        let low = u8::from(i == 0);
+        if d > low {
+            let mut alt: String = digits[..i].iter().map(|d| char::from(b'0' + d)).collect();
+            alt.push_str(&format!("[{}-{}]", low, d - 1));
+            if k - i - 1 > 0 {
+                alt.push_str(&format!("[0-9]{{{}}}", k - i - 1));
+            }
+            alternatives.push(alt);
+        }
+    }
+    alternatives.push(highest.to_string());
+    format!("^({})$", alternatives.join("|"))
+}
 
 fn dec(description: &str) -> Value {
     json!({"type": "string", "pattern": DECIMAL, "description": description})
@@ -113,7 +143,7 @@ fn page_params() -> Value {
         ns_param(),
         limit_param(),
         {"name": "before", "in": "query", "required": false,
-         "schema": {"type": "string", "pattern": DECIMAL, "maxLength": 20},
+         "schema": {"type": "string", "pattern": decimal_range(0, 1 << 64), "maxLength": 20},
          "description": "the previous page's nextBefore"}
     ])
 }
@@ -134,7 +164,12 @@ const AUTH: [ErrorCode; 4] = [
 
 /// A positive decimal ID up to 2^64 - 1 as a request field.
 fn id_in(description: &str) -> Value {
-    json!({"type": "string", "pattern": "^[1-9][0-9]*$", "maxLength": 20, "description": description})
+    json!({"type": "string", "pattern": decimal_range(1, u64::MAX.into()), "maxLength": 20,
+        "description": description})
+}
+
+fn count0() -> Value {
+    json!({"type": "integer", "minimum": 0})
 }
 
 fn schemas() -> Value {
@@ -197,7 +232,7 @@ fn schemas() -> Value {
                 "pattern": REASON, "description": "printable text, not only spaces"}}},
         "Summary": {"type": "object", "additionalProperties": false,
             "required": ["namespace", "first", "next", "max", "remaining", "maxCount", "state", "rangesGranted",
-                "idsGranted", "createdAt", "lastGrantAt", "grantRate", "exhaustion", "fence"],
+                "idsGranted", "createdAt", "lastGrantAt", "grantRate", "exhaustion", "fence", "refusals"],
             "properties": {"namespace": name, "first": dec("first ID"), "next": dec("next grant's start"),
                 "max": dec("last ID"), "remaining": dec("IDs left"),
                 "maxCount": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT},
@@ -212,7 +247,12 @@ fn schemas() -> Value {
                     "description": "the restore fence: no grant ends above mark, which a separate witness holds",
                     "properties": {"mark": dec("the acknowledged mark"), "skipped": dec("IDs starts skipped, in all"),
                         "rollbacks": {"type": "integer", "minimum": 0,
-                            "description": "starts that found the witness ahead of this object's storage"}}}}},
+                            "description": "starts that found the witness ahead of this object's storage"}}},
+                "refusals": {"type": "object", "additionalProperties": false,
+                    "required": ["exhausted", "frozen", "conflict", "owner", "fenced"],
+                    "description": "grant requests this namespace refused, by kind, since its creation (counted in memory, stored with the summary within seconds)",
+                    "properties": {"exhausted": count0(), "frozen": count0(), "conflict": count0(), "owner": count0(),
+                        "fenced": count0()}}}},
         "NamespaceList": {"type": "object", "required": ["namespaces", "nextAfter"], "additionalProperties": false,
             "properties": {"namespaces": {"type": "array", "items": reference("Summary")},
                 "nextAfter": {"type": ["string", "null"], "pattern": NAME,
@@ -281,6 +321,10 @@ pub fn document() -> Value {
                 vec![("200".into(), json!({"description": "OpenAPI 3.1", "content": {"application/json": {}}}))])},
             "/v1/session": {"get": operation("The calling token's claims", Some("any"), None, json!([]),
                 with(vec![ok("200", "claims", "Session")], &AUTH))},
+            "/v1/metrics": {"get": operation("Every readable namespace's figures in the Prometheus text format", Some("reader"), None,
+                json!([]),
+                with(with(vec![("200".into(), json!({"description": "Prometheus text exposition format 0.0.4",
+                    "content": {"text/plain": {"schema": {"type": "string"}}}}))], &AUTH), &[E::InvalidRequest]))},
             "/v1/ranges": {"post": operation("Take a range", Some("generator"), Some("GrantRequest"), json!([]),
                 with(with(vec![ok("200", "granted (replayed: true on a replay)", "Grant")], &AUTH),
                     &[E::InvalidRequest, E::NamespaceNotFound, E::RequestConflict, E::RequestOwnerMismatch,
@@ -306,7 +350,7 @@ pub fn document() -> Value {
                 with(with(vec![ok("200", "grants", "GrantList")], &AUTH), &[E::InvalidRequest, E::NamespaceNotFound]))},
             "/v1/namespaces/{ns}/lookup": {"get": operation("The retained grant holding an ID", Some("reader"), None,
                 json!([ns_param(), {"name": "id", "in": "query", "required": true,
-                    "schema": {"type": "string", "pattern": "^[1-9][0-9]*$", "maxLength": 20}}]),
+                    "schema": {"type": "string", "pattern": decimal_range(1, u64::MAX.into()), "maxLength": 20}}]),
                 with(with(vec![ok("200", "grant", "Lookup")], &AUTH),
                     &[E::InvalidRequest, E::NamespaceNotFound, E::GrantNotFound]))},
             "/v1/namespaces/{ns}/floor": {"post": operation("Raise next to a floor", Some("admin"), Some("Floor"),
@@ -331,6 +375,57 @@ mod tests {
     use super::*;
 
     #[test]
+    fn decimal_ranges_match_exactly_what_the_parsers_accept() {
+        use proptest::prelude::*;
+        use rangeid_core::decimal::{parse_bound, parse_u64};
+        let id = regex::Regex::new(&decimal_range(1, u64::MAX.into())).unwrap();
+        let cursor = regex::Regex::new(&decimal_range(0, 1 << 64)).unwrap();
+        let small = regex::Regex::new(&decimal_range(1, 7)).unwrap();
+        let check = |text: &str| {
+            let as_id = parse_u64(text).is_ok_and(|v| v >= 1);
+            assert_eq!(id.is_match(text), as_id, "id {text:?}");
+            assert_eq!(
+                cursor.is_match(text),
+                parse_bound(text).is_ok(),
+                "cursor {text:?}"
+            );
+        };
+        for text in [
+            "0",
+            "1",
+            "9",
+            "10",
+            "01",
+            "",
+            "-1",
+            "18446744073709551615",
+            "18446744073709551616",
+            "18446744073709551617",
+            "18446744073709551620",
+            "19446744073709551615",
+            "99999999999999999999",
+            "100000000000000000000",
+            "9999999999999999999",
+            "18446744073709551605",
+            "18446744073709551599",
+            "1844674407370955161",
+        ] {
+            check(text);
+        }
+        assert!(
+            small.is_match("7")
+                && small.is_match("1")
+                && !small.is_match("8")
+                && !small.is_match("0")
+        );
+        proptest!(ProptestConfig::with_cases(4000), |(v in any::<u128>(), s in "[0-9]{1,21}")| {
+            check(&v.to_string());
+            check(&(v % (1u128 << 65)).to_string());
+            check(&s);
+        });
+    }
+
+    #[test]
     fn lists_every_route_and_resolves_every_ref() {
         let doc = document();
         assert_eq!(doc["openapi"], "3.1.0");
@@ -349,6 +444,7 @@ mod tests {
             "/v1/namespaces/{ns}/audit",
             "/v1/namespaces/{ns}/rates",
             "/v1/session",
+            "/v1/metrics",
         ] {
             assert!(paths.contains_key(p), "{p}");
         }
@@ -378,7 +474,8 @@ mod tests {
             NamespaceConfig::new(None, None, None).unwrap(),
             0,
         );
-        let v = serde_json::to_value(crate::summary::summarize(&row, &[], 1)).unwrap();
+        let v = serde_json::to_value(crate::summary::summarize(&row, &[], Default::default(), 1))
+            .unwrap();
         let doc = document();
         let required = doc["components"]["schemas"]["Summary"]["required"]
             .as_array()
