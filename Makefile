@@ -1,5 +1,5 @@
 # rangeid: the two commands a fresh machine needs, and a few more.
-.PHONY: demo test bench authority token simulate setup build
+.PHONY: demo test bench authority simulate setup build
 
 # The main job: builds everything, starts the local authority (state kept in
 # .rangeid/), creates a demo namespace and runs generators against it.
@@ -19,9 +19,11 @@ bench: build
 	node tests/bench/npm.mjs
 	node www/scripts/bench.mjs
 
-# The local authority in the foreground on 127.0.0.1:8787 (prints an admin token).
+# The local authority in the foreground on 127.0.0.1:8787 (prints an admin
+# token and the admin page's link): wrangler dev by default, the bare
+# workerd binary (self-hosting) with RUNTIME=workerd.
 authority: setup
-	edge-authority/scripts/dev.sh
+	$(if $(filter workerd,$(RUNTIME)),edge-authority/scripts/workerd.sh,edge-authority/scripts/dev.sh)
 
 # The traced simulation of generators, authority and a faulty network.
 simulate: setup

@@ -32,11 +32,11 @@ const generators = flag("--generators", 4);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// Tokens come from the package's CLI (npx rangeid token ... for users).
 function token(role, ns) {
   return execFileSync(
-    "cargo",
-    ["run", "-q", "--locked", "-p", "rangeid-authority", "--bin", "rangeid-token", "--",
-      "token", "--role", role, "--ns", ns, "--ttl", "1d", "--sub", "demo", "--keys", join(home, "keys.json")],
+    process.execPath,
+    [join(repo, "npm", "bin", "rangeid.mjs"), "token", "--role", role, "--ns", ns, "--ttl", "1d", "--sub", "demo", "--keys", join(home, "keys.json")],
     { cwd: repo, encoding: "utf8" },
   ).trim();
 }

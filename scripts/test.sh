@@ -32,9 +32,10 @@ WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver \
   cargo test -p rangeid-wasm --target wasm32-unknown-unknown --test binding --locked
 unset CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER
 
-step "build the authority Worker and the npm package"
+step "build the authority Worker and the npm package; the deploy bundle against Cloudflare's limits (offline dry run)"
 edge-authority/scripts/build.sh
 node npm/scripts/build.mjs
+node edge-authority/scripts/bundle.mjs
 
 step "npm driver tests (fake authority, transport faults) and the package's type declarations"
 node --test npm/test/

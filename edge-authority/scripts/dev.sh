@@ -30,21 +30,24 @@ if [ "${RANGEID_SKIP_BUILD:-0}" != 1 ] || [ ! -f build/index.js ]; then
   "$here/scripts/build.sh"
 fi
 
-# 3. The local signing key, created once.
+# 3. The local signing key, created once, with the package's CLI (Node only).
+rangeid=(node "$repo/npm/bin/rangeid.mjs")
 mkdir -p "$home/state"
 chmod 700 "$home"
 if [ ! -s "$home/keys.json" ]; then
   echo "dev.sh: creating a local signing key in $home/keys.json" >&2
-  ( umask 077; cargo run -q -p rangeid-authority --bin rangeid-token -- keygen --kid local-1 > "$home/keys.json.tmp" )
+  rm -f "$home/keys.json.tmp"
+  "${rangeid[@]}" keygen --kid local-1 --out "$home/keys.json.tmp"
   mv "$home/keys.json.tmp" "$home/keys.json"
 fi
 ( umask 077; printf "RANGEID_SIGNING_KEYS='%s'\n" "$(cat "$home/keys.json")" > "$home/dev.vars" )
 
 # 4. An admin token for this key.
-token="$(cargo run -q -p rangeid-authority --bin rangeid-token -- token --role admin --ns '*' --ttl 30d --sub local-admin --keys "$home/keys.json")"
+token="$("${rangeid[@]}" token --role admin --ns '*' --ttl 30d --sub local-admin --keys "$home/keys.json")"
 echo "admin token (30 days): $token"
 echo "admin page: http://127.0.0.1:$port/admin/#token=$token"
-echo "mint more: cargo run -q -p rangeid-authority --bin rangeid-token -- token --role generator --ns orders --ttl 30d --keys $home/keys.json"
+echo "mint more: node $repo/npm/bin/rangeid.mjs token --role generator --ns orders --ttl 30d --keys $home/keys.json"
+echo "look:      RANGEID_URL=http://127.0.0.1:$port RANGEID_TOKEN=<the admin token> node $repo/npm/bin/rangeid.mjs status"
 
 if [ "${RANGEID_NO_SERVE:-0}" = 1 ]; then
   exit 0

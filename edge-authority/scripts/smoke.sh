@@ -7,10 +7,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 repo="$(cd "$here/.." && pwd)"
 home="${RANGEID_HOME:-$repo/.rangeid}"
 base="http://127.0.0.1:${RANGEID_PORT:-8787}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/target}"
 ns="smoke-$(date +%s)-$$"
 
-mint() { cargo run -q -p rangeid-authority --bin rangeid-token -- token --keys "$home/keys.json" --ttl 10m "$@"; }
+mint() { node "$repo/npm/bin/rangeid.mjs" token --keys "$home/keys.json" --ttl 10m "$@"; }
 admin="$(mint --role admin --ns "$ns")"
 gen="$(mint --role generator --ns "$ns")"
 

@@ -11,7 +11,7 @@ use std::marker::PhantomData;
 
 use rangeid_core::authority::NamespaceConfig;
 use rangeid_core::decimal::{parse_bound, parse_u64};
-use rangeid_core::wire::DecU64;
+use rangeid_core::wire::{DecU64, JsonCount};
 use rangeid_core::{ErrorCode, GrantRequest, Namespace};
 use serde::de::{value::MapAccessDeserializer, DeserializeOwned, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -100,7 +100,7 @@ struct CreateFields {
     #[serde(default, deserialize_with = "present")]
     max: Option<DecU64>,
     #[serde(default, deserialize_with = "present")]
-    max_count: Option<u64>,
+    max_count: Option<JsonCount>,
 }
 
 /// Parses `{namespace, first?, max?, maxCount?}`: `first` and `max` decimal
@@ -108,8 +108,12 @@ struct CreateFields {
 /// [`NamespaceConfig::new`].
 pub fn create_namespace(body: &[u8]) -> Result<CreateNamespace, ApiError> {
     let f: CreateFields = parse_json(body)?;
-    let config = NamespaceConfig::new(f.first.map(|d| d.0), f.max.map(|d| d.0), f.max_count)
-        .map_err(|e| ApiError::invalid(e.to_string()))?;
+    let config = NamespaceConfig::new(
+        f.first.map(|d| d.0),
+        f.max.map(|d| d.0),
+        f.max_count.map(|c| c.0),
+    )
+    .map_err(|e| ApiError::invalid(e.to_string()))?;
     Ok(CreateNamespace {
         namespace: f.namespace,
         config,
@@ -243,6 +247,11 @@ pub fn name_page(query: &str) -> Result<NamePage, ApiError> {
         }
     }
     Ok(page)
+}
+
+/// Refuses any query parameter (a route that takes none).
+pub fn no_query(query: &str) -> Result<(), ApiError> {
+    query_pairs(query, &[]).map(|_| ())
 }
 
 /// Parses `?window=1h|24h` for rates (default `1h`).

@@ -97,6 +97,12 @@ pub enum Plan {
         /// The token's namespaces, unless it covers all.
         only: Option<Vec<Namespace>>,
     },
+    /// Read every page of the registry's listing (within `only`) and answer
+    /// [`crate::metrics::render`] of the summaries ([`metrics_reply`]).
+    Metrics {
+        /// The token's namespaces, unless it covers all.
+        only: Option<Vec<Namespace>>,
+    },
 }
 
 fn authenticate(
@@ -224,6 +230,16 @@ fn plan_route(
             }
         }
         Route::Session => Plan::Reply(HttpReply::json(200, &claims.session_json())),
+        Route::Metrics => {
+            require(&claims, Access::List)?;
+            api::no_query(incoming.query)?;
+            Plan::Metrics {
+                only: match &claims.ns {
+                    Scope::All => None,
+                    Scope::Only(list) => Some(list.clone()),
+                },
+            }
+        }
         Route::Rates(seg) => {
             let namespace = api::path_namespace(&seg)?;
             require(&claims, Access::Read(&namespace))?;
@@ -333,6 +349,22 @@ pub fn list_reply(summaries: &[String], next_after: Option<Namespace>) -> HttpRe
     }
 }
 
+/// The answer to [`Plan::Metrics`]: the summaries' JSON texts as
+/// Prometheus text.
+pub fn metrics_reply(summaries: &[String]) -> HttpReply {
+    let values: Result<Vec<serde_json::Value>, _> =
+        summaries.iter().map(|s| serde_json::from_str(s)).collect();
+    match values {
+        Ok(v) => {
+            let mut reply = HttpReply::empty(200);
+            reply.body = crate::metrics::render(&v);
+            reply.set_header("content-type", crate::metrics::CONTENT_TYPE);
+            reply
+        }
+        Err(e) => ApiError::unavailable(format!("a namespace summary was unreadable: {e}")).reply(),
+    }
+}
+
 /// The plan for a request whose body was not read yet: `Some` when the
 /// answer does not depend on the body (a refusal by route, origin or
 /// token, or a route without a body), `None` when the body must be read,
@@ -434,7 +466,10 @@ mod tests {
                     v["error"]["code"].as_str().unwrap_or("").to_owned(),
                 )
             }
-            Plan::Object { .. } | Plan::Create { .. } | Plan::List { .. } => (0, "forward".into()),
+            Plan::Object { .. }
+            | Plan::Create { .. }
+            | Plan::List { .. }
+            | Plan::Metrics { .. } => (0, "forward".into()),
         }
     }
 

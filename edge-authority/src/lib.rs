@@ -17,8 +17,11 @@
 //! - [`object`]: the namespace, fence (witness) and registry objects'
 //!   handlers.
 //! - [`summary`]: the namespace summary and grant rates.
+//! - [`logline`]: structured log lines for operators.
+//! - [`metrics`]: `/v1/metrics` in the Prometheus text format.
 //! - [`openapi`]: the OpenAPI 3.1 document.
 //! - [`page`]: the admin page's files and the headers they are served with.
+//! - [`refusals`]: refusals counted for operators.
 //! - [`response`]: error answers and CORS.
 //! - [`front`]: the front Worker's request plan.
 //! - [`settings`]: retention, audience: the environment, checked once.
@@ -26,9 +29,12 @@
 
 pub mod api;
 pub mod front;
+pub mod logline;
+pub mod metrics;
 pub mod object;
 pub mod openapi;
 pub mod page;
+pub mod refusals;
 pub mod response;
 pub mod route;
 pub mod settings;

@@ -39,6 +39,8 @@ pub enum Route {
     Rates(String),
     /// `GET /v1/session`: the caller's verified claims.
     Session,
+    /// `GET /v1/metrics`: Prometheus text.
+    Metrics,
 }
 
 impl Route {
@@ -72,7 +74,7 @@ pub enum RouteError {
 pub fn allowed_methods(path: &str) -> Option<&'static str> {
     let segments: Vec<&str> = path.strip_prefix('/')?.split('/').collect();
     let allow = match segments.as_slice() {
-        ["healthz"] | ["v1", "openapi.json"] | ["v1", "session"] => "GET, HEAD",
+        ["healthz"] | ["v1", "openapi.json"] | ["v1", "session"] | ["v1", "metrics"] => "GET, HEAD",
         ["v1", "ranges"] => "POST",
         ["v1", "namespaces"] => "GET, HEAD, POST",
         ["v1", "namespaces", ns] if !ns.is_empty() => "GET, HEAD",
@@ -97,6 +99,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, RouteError> {
         ["healthz"] if get => Some(Route::Healthz),
         ["v1", "openapi.json"] if get => Some(Route::OpenApi),
         ["v1", "session"] if get => Some(Route::Session),
+        ["v1", "metrics"] if get => Some(Route::Metrics),
         ["v1", "ranges"] if post => Some(Route::Grant),
         ["v1", "namespaces"] if get => Some(Route::ListNamespaces),
         ["v1", "namespaces"] if post => Some(Route::CreateNamespace),
@@ -142,6 +145,7 @@ mod tests {
         assert_eq!(ok("GET", "/v1/namespaces/orders/audit"), Route::Audit(o()));
         assert_eq!(ok("GET", "/v1/namespaces/orders/rates"), Route::Rates(o()));
         assert_eq!(ok("GET", "/v1/session"), Route::Session);
+        assert_eq!(ok("GET", "/v1/metrics"), Route::Metrics);
         assert_eq!(ok("POST", "/v1/namespaces/orders/floor"), Route::Floor(o()));
         assert_eq!(
             ok("POST", "/v1/namespaces/orders/freeze"),

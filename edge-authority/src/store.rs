@@ -15,6 +15,8 @@ use std::fmt;
 use rangeid_core::authority::{NamespaceConfig, NamespaceState, NamespaceStatus, Owner};
 use rangeid_core::{Grant, Incarnation, Namespace, Range, RequestId};
 
+use crate::refusals::{Counted, Refusals};
+
 /// A SQL value as bound or read.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
@@ -138,6 +140,11 @@ pub const NAMESPACE_MIGRATIONS: &[&[&str]] = &[
         "UPDATE namespace SET max_count = '00009007199254740991'
             WHERE max_count > '00009007199254740991'",
     ],
+    // 3: refusals counted for operators, by kind (see `refusals`).
+    &["CREATE TABLE IF NOT EXISTS refusals (
+            kind TEXT PRIMARY KEY,
+            count INTEGER NOT NULL
+        )"],
 ];
 
 /// The registry object's schema, as migrations (see
@@ -477,6 +484,43 @@ pub fn add_to_minute(sql: &impl Sql, minute: i64, ids: u64) -> Result<(), StoreE
     Ok(())
 }
 
+/// Adds `more` to the stored refusal counts (in one transaction with
+/// whatever else the caller writes).
+pub fn add_refusals(sql: &impl Sql, more: &Refusals) -> Result<(), StoreError> {
+    for kind in Counted::ALL {
+        let n = more.get(kind);
+        if n == 0 {
+            continue;
+        }
+        // Counts stay far below 2^53, where the runtime's integers are exact.
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        sql.exec(
+            "INSERT INTO refusals (kind, count) VALUES (?, ?) \
+             ON CONFLICT (kind) DO UPDATE SET count = count + excluded.count",
+            &[kind.as_str().into(), Value::Int(n)],
+        )?;
+    }
+    Ok(())
+}
+
+/// The stored refusal counts.
+pub fn refusals(sql: &impl Sql) -> Result<Refusals, StoreError> {
+    let mut counts = Refusals::default();
+    for r in sql.exec("SELECT kind, count FROM refusals", &[])? {
+        let kind = text(&r, 0)?;
+        let count = int(&r, 1)?.max(0) as u64;
+        match Counted::ALL.into_iter().find(|k| k.as_str() == kind) {
+            Some(k) => counts.add_n(k, count),
+            None => {
+                return Err(StoreError(format!(
+                    "stored refusal kind {kind:?} is unknown"
+                )))
+            }
+        }
+    }
+    Ok(counts)
+}
+
 /// One minute of grants: its index (ms / 60,000), ranges and IDs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Minute {
@@ -722,7 +766,16 @@ mod tests {
         let version = db
             .exec("SELECT value FROM meta WHERE key = 'schema'", &[])
             .unwrap();
-        assert_eq!(version[0][0], Value::Text("2".into()));
+        assert_eq!(version[0][0], Value::Text("3".into()));
+        let mut counted = Refusals::default();
+        counted.add(Counted::Frozen);
+        counted.add_n(Counted::Fenced, 2);
+        add_refusals(&db, &counted).unwrap();
+        add_refusals(&db, &counted).unwrap();
+        assert_eq!(
+            (refusals(&db).unwrap().frozen, refusals(&db).unwrap().fenced),
+            (2, 4)
+        );
         add_to_minute(&db, 7, u64::MAX).unwrap();
         add_to_minute(&db, 7, 2).unwrap();
         assert_eq!(

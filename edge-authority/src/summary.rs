@@ -21,6 +21,7 @@
 use rangeid_core::wire::{DecBound, DecU64};
 use serde::Serialize;
 
+use crate::refusals::Refusals;
 use crate::store::{Minute, NamespaceRow};
 
 /// A minute, in milliseconds.
@@ -101,6 +102,9 @@ pub struct Summary {
     pub exhaustion: Option<Exhaustion>,
     /// The restore fence.
     pub fence: Fence,
+    /// Refusals this namespace's object decided, by kind, since it was
+    /// created (never going back).
+    pub refusals: Refusals,
 }
 
 /// The rate over the `span` ms before `now`, from the minute buckets that
@@ -121,8 +125,8 @@ fn window(minutes: &[Minute], now: i64, span: i64, age: i64) -> Rate {
 }
 
 /// Builds the summary of `row` at `now` (ms) from its minute buckets of
-/// the last hour.
-pub fn summarize(row: &NamespaceRow, minutes: &[Minute], now: i64) -> Summary {
+/// the last hour and its refusal counts.
+pub fn summarize(row: &NamespaceRow, minutes: &[Minute], refusals: Refusals, now: i64) -> Summary {
     let s = &row.state;
     let c = s.config();
     let age = now - row.created_at;
@@ -158,6 +162,7 @@ pub fn summarize(row: &NamespaceRow, minutes: &[Minute], now: i64) -> Summary {
             skipped: DecBound(row.fence_skipped),
             rollbacks: row.fence_forwards,
         },
+        refusals,
     }
 }
 
@@ -228,7 +233,7 @@ mod tests {
                 ids: 1_800,
             },
         ];
-        let s = summarize(&row, &minutes, now);
+        let s = summarize(&row, &minutes, Refusals::default(), now);
         assert_eq!(s.grant_rate.last_minute.ranges, 2);
         assert_eq!(s.grant_rate.last_minute.ids_per_second, 30.0);
         assert_eq!(s.grant_rate.last_hour.ranges, 4);
@@ -255,7 +260,7 @@ mod tests {
     fn no_grants_means_no_estimate() {
         let config = NamespaceConfig::new(None, None, None).unwrap();
         let row = NamespaceRow::create(Namespace::new("idle").unwrap(), config, 5);
-        let s = summarize(&row, &[], 10);
+        let s = summarize(&row, &[], Refusals::default(), 10);
         assert_eq!(s.exhaustion, None);
         assert_eq!(s.last_grant_at, None);
         assert_eq!(s.grant_rate.last_hour.ids_per_second, 0.0);

@@ -23,12 +23,14 @@ use worker::{
     State, Storage,
 };
 
-use crate::api::MAX_BODY;
+use crate::api::{self, MAX_BODY};
 use crate::front::{self, FrontConfig, Incoming, Plan};
+use crate::logline;
 use crate::object::registry::{RegistryPage, RegistryRequest};
 use crate::object::witness::{FenceMark, FenceRequest};
 use crate::object::{self, ObjectRequest, Step};
 use crate::page::{self, PageRoute};
+use crate::refusals::{Counted, Refusals};
 use crate::response::{ApiError, Cors, HttpReply};
 use crate::settings;
 use crate::store::{self, Sql, StoreError, Value};
@@ -182,7 +184,12 @@ async fn object_body(req: &mut Request) -> Result<Vec<u8>, HttpReply> {
 }
 
 fn env_text(env: &Env, name: &str) -> Option<String> {
-    env.var(name).ok().map(|v| v.to_string())
+    // Read directly: `env.var` throws (uncatchably, hanging the request) on
+    // a binding that is null, as workerd's `fromEnvironment` makes of an
+    // unset variable.
+    js_sys::Reflect::get(env, &JsValue::from_str(name))
+        .ok()
+        .and_then(|v| v.as_string())
 }
 
 /// The grant retention in ms, from the environment, checked.
@@ -231,6 +238,8 @@ pub struct Namespace {
     // raise covers them too.
     waiting: Cell<u64>,
     pushed_at: Cell<i64>,
+    // Refusals counted since they were last added to storage.
+    pending: RefCell<Refusals>,
 }
 
 /// The start: reads the witness's mark and moves `next` and the fence up
@@ -257,7 +266,12 @@ async fn start(storage: Storage, env: Env, started: Rc<Cell<bool>>) {
                 if st.behind {
                     worker::console_warn!(
                         "{}",
-                        serde_json::json!({"event": "fence_forward", "namespace": ns, "skipped": DecBound(st.skipped)})
+                        logline::fence_start(ns.as_str(), st.skipped, true)
+                    );
+                } else if st.skipped > 0 {
+                    worker::console_log!(
+                        "{}",
+                        logline::fence_start(ns.as_str(), st.skipped, false)
                     );
                 }
                 started.set(true);
@@ -265,10 +279,7 @@ async fn start(storage: Storage, env: Env, started: Rc<Cell<bool>>) {
             Ok(None) => started.set(true),
             Err(e) => worker::console_error!("start: could not skip to the witness's mark: {e}"),
         },
-        Err(e) => worker::console_error!(
-            "{}",
-            serde_json::json!({"event": "fence_unreachable", "namespace": ns, "detail": e})
-        ),
+        Err(e) => worker::console_error!("{}", logline::fence_unreachable(ns.as_str(), &e)),
     }
 }
 
@@ -297,6 +308,7 @@ impl DurableObject for Namespace {
             raising: Rc::new(RefCell::new(None)),
             waiting: Cell::new(0),
             pushed_at: Cell::new(0),
+            pending: RefCell::new(Refusals::default()),
         }
     }
 
@@ -351,11 +363,15 @@ impl Namespace {
             );
             let _ = self.state.block_concurrency_while(again.map(Ok)).await;
             if !self.started.get() {
+                self.count(Counted::Fenced).await;
                 return ApiError::unavailable(
                     "the fence's witness cannot be reached; nothing was granted",
                 )
                 .reply();
             }
+        }
+        if matches!(request, ObjectRequest::Summary { .. }) {
+            self.flush_refusals();
         }
         for _ in 0..FENCE_TRIES {
             // --- synchronous: one coalesced write, no await ---
@@ -363,6 +379,12 @@ impl Namespace {
             // --- end of the write batch ---
             match step {
                 Step::Reply(outcome) => {
+                    if let (Some(kind), ObjectRequest::Grant { request, owner }) =
+                        (outcome.refused, request)
+                    {
+                        worker::console_log!("{}", logline::grant_refused(request, owner, kind));
+                        self.count(kind).await;
+                    }
                     if let Some(at) = outcome.granted_at {
                         self.after_grant(at).await;
                     } else if outcome.reply.status < 300
@@ -391,8 +413,9 @@ impl Namespace {
                     if let Err(e) = raised {
                         worker::console_error!(
                             "{}",
-                            serde_json::json!({"event": "fence_unreachable", "namespace": request.namespace(), "detail": e})
+                            logline::fence_unreachable(request.namespace().as_str(), &e)
                         );
+                        self.count(Counted::Fenced).await;
                         return ApiError::unavailable(format!(
                             "the fence's witness cannot be reached ({e}); nothing was granted"
                         ))
@@ -474,6 +497,7 @@ impl Namespace {
     /// Pushes the summary to the registry, so listings read it there. A
     /// failure only leaves the registry's copy older.
     async fn push_summary(&self, now: i64) {
+        self.flush_refusals();
         let Ok(Some(row)) = object::load_any(&self.sql) else {
             return;
         };
@@ -491,6 +515,30 @@ impl Namespace {
         };
         if let Err(e) = call_registry(&self.env, &put).await {
             worker::console_warn!("registry push: {}", e.body);
+        }
+    }
+
+    /// Counts one refusal; storage and the registry learn of it with the
+    /// next push, at most `PUSH_EVERY_MS` later.
+    async fn count(&self, kind: Counted) {
+        self.pending.borrow_mut().add(kind);
+        self.alarm_no_later_than(self.pushed_at.get() + PUSH_EVERY_MS)
+            .await;
+    }
+
+    /// Adds the refusals counted in memory to storage (a failure keeps them
+    /// in memory for the next try).
+    fn flush_refusals(&self) {
+        let pending = *self.pending.borrow();
+        if pending.is_empty() {
+            return;
+        }
+        match self
+            .sql
+            .atomically(&mut || store::add_refusals(&self.sql, &pending))
+        {
+            Ok(()) => *self.pending.borrow_mut() = Refusals::default(),
+            Err(e) => worker::console_warn!("storing refusal counts: {e}"),
         }
     }
 
@@ -635,11 +683,9 @@ impl DurableObject for Registry {
     }
 }
 
+/// The signing keys: a secret, or a plain variable locally (both strings).
 fn signing_keys_text(env: &Env) -> Option<String> {
-    env.secret("RANGEID_SIGNING_KEYS")
-        .map(|s| s.to_string())
-        .or_else(|_| env.var("RANGEID_SIGNING_KEYS").map(|v| v.to_string()))
-        .ok()
+    env_text(env, "RANGEID_SIGNING_KEYS")
 }
 
 /// The parsed configuration and the raw texts it was parsed from.
@@ -755,46 +801,70 @@ async fn execute(plan: Plan, env: &Env) -> HttpReply {
             }
             call_namespace(env, &namespace, &request).await
         }
-        Plan::List { limit, after, only } => {
-            let listed =
-                match call_registry(env, &RegistryRequest::List { limit, after, only }).await {
-                    Ok(r) => r,
-                    Err(failed) => return failed,
-                };
-            let page: RegistryPage = match serde_json::from_str(&listed.body) {
-                Ok(p) => p,
-                Err(e) => return ApiError::unavailable(format!("registry answer: {e}")).reply(),
-            };
-            let mut summaries = Vec::with_capacity(page.namespaces.len());
-            let mut missing = Vec::new();
-            for (i, l) in page.namespaces.iter().enumerate() {
-                match &l.summary {
-                    Some(s) => summaries.push((i, s.clone())),
-                    None => missing.push((i, l.namespace)),
-                }
-            }
-            // Only a namespace whose object never pushed is asked directly.
-            for batch in missing.chunks(LIST_BATCH) {
-                let replies = join_all(batch.iter().map(|(i, namespace)| async move {
-                    let request = ObjectRequest::Summary {
-                        namespace: *namespace,
-                    };
-                    (*i, call_namespace(env, namespace, &request).await)
-                }))
-                .await;
-                for (i, r) in replies {
-                    match r.status {
-                        200 => summaries.push((i, r.body)),
-                        404 => {}
-                        _ => return r,
+        Plan::List { limit, after, only } => match listing(env, limit, after, only).await {
+            Ok((texts, next_after)) => front::list_reply(&texts, next_after),
+            Err(failed) => failed,
+        },
+        Plan::Metrics { only } => {
+            let (mut all, mut after) = (Vec::new(), None);
+            loop {
+                match listing(env, api::MAX_LIMIT, after, only.clone()).await {
+                    Ok((texts, next)) => {
+                        all.extend(texts);
+                        match next {
+                            Some(n) => after = Some(n),
+                            None => break,
+                        }
                     }
+                    Err(failed) => return failed,
                 }
             }
-            summaries.sort_by_key(|(i, _)| *i);
-            let texts: Vec<String> = summaries.into_iter().map(|(_, s)| s).collect();
-            front::list_reply(&texts, page.next_after)
+            front::metrics_reply(&all)
         }
     }
+}
+
+/// One page of the namespace listing: each namespace's summary as its
+/// object last pushed it to the registry (asking the object only when it
+/// never pushed one), in name order, and the next page's `after`.
+async fn listing(
+    env: &Env,
+    limit: u32,
+    after: Option<NsName>,
+    only: Option<Vec<NsName>>,
+) -> Result<(Vec<String>, Option<NsName>), HttpReply> {
+    let listed = call_registry(env, &RegistryRequest::List { limit, after, only }).await?;
+    let page: RegistryPage = serde_json::from_str(&listed.body)
+        .map_err(|e| ApiError::unavailable(format!("registry answer: {e}")).reply())?;
+    let mut summaries = Vec::with_capacity(page.namespaces.len());
+    let mut missing = Vec::new();
+    for (i, l) in page.namespaces.iter().enumerate() {
+        match &l.summary {
+            Some(s) => summaries.push((i, s.clone())),
+            None => missing.push((i, l.namespace)),
+        }
+    }
+    for batch in missing.chunks(LIST_BATCH) {
+        let replies = join_all(batch.iter().map(|(i, namespace)| async move {
+            let request = ObjectRequest::Summary {
+                namespace: *namespace,
+            };
+            (*i, call_namespace(env, namespace, &request).await)
+        }))
+        .await;
+        for (i, r) in replies {
+            match r.status {
+                200 => summaries.push((i, r.body)),
+                404 => {}
+                _ => return Err(r),
+            }
+        }
+    }
+    summaries.sort_by_key(|(i, _)| *i);
+    Ok((
+        summaries.into_iter().map(|(_, s)| s).collect(),
+        page.next_after,
+    ))
 }
 
 /// Reads at most `MAX_BODY + 1` bytes of the body: `None` when it is longer
@@ -923,5 +993,8 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response
         };
     }
     let reply = handle(req, &env).await;
+    if let Some(line) = logline::auth_refused(&method, &path, &reply) {
+        worker::console_log!("{line}");
+    }
     reply_or_unavailable(to_response(reply))
 }

@@ -1,7 +1,9 @@
-// The one documented command, edge-authority/scripts/dev.sh: creates a
-// signing key on first run (and keeps it after), prints a working admin
-// token, serves on loopback, and keeps every namespace and boundary across
-// a stop and start. Runs with its own RANGEID_HOME and port.
+// The documented commands, edge-authority/scripts/dev.sh (wrangler dev) and
+// edge-authority/scripts/workerd.sh (self-hosting on bare workerd): each
+// creates a signing key on first run (and keeps it after), prints a working
+// admin token, serves the API and the admin page on loopback, and keeps
+// every namespace and boundary across a stop and start. Runs with its own
+// RANGEID_HOME and port.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -43,11 +45,12 @@ after(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-/** Runs dev.sh until it serves; returns {base, token}. */
-async function devStart() {
+/** Runs `script` until it serves; returns {base, token}. */
+async function devStart(script = 'dev.sh') {
   const port = await freePort();
   const inspector = await freePort();
-  const p = spawn(join(authorityDir, 'scripts', 'dev.sh'), ['--inspector-port', String(inspector)], {
+  const args = script === 'dev.sh' ? ['--inspector-port', String(inspector)] : [];
+  const p = spawn(join(authorityDir, 'scripts', script), args, {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RANGEID_HOME: home, RANGEID_PORT: String(port), RANGEID_SKIP_BUILD: '1', CI: 'true' },
@@ -69,7 +72,7 @@ async function devStart() {
     await sleep(250);
   }
   await stop();
-  throw new Error(`dev.sh did not start:\n${out}`);
+  throw new Error(`${script} did not start:\n${out}`);
 }
 
 test('dev.sh: key on first run, admin token, state kept across restarts', { timeout: 600_000 }, async () => {
@@ -89,5 +92,25 @@ test('dev.sh: key on first run, admin token, state kept across restarts', { time
   // The first run's token still verifies: same key.
   const list = await fetch(`${second.base}/v1/namespaces`, { headers: auth });
   assert.equal(list.status, 200);
+  await stop();
+});
+
+test('workerd.sh: self-hosted on bare workerd, with the admin page and its headers; state kept across restarts', { timeout: 600_000 }, async () => {
+  const first = await devStart('workerd.sh');
+  const auth = { authorization: `Bearer ${first.token}` };
+  const created = await fetch(`${first.base}/v1/namespaces`, { method: 'POST', headers: auth, body: '{"namespace":"self-hosted","maxCount":100}' });
+  assert.equal(created.status, 201);
+  const grant = await fetch(`${first.base}/v1/ranges`, { method: 'POST', headers: auth, body: '{"namespace":"self-hosted","incarnation":"a","requestId":"r1","count":5}' });
+  assert.equal(grant.status, 403, 'an admin token is not a generator');
+  const page = await fetch(`${first.base}/admin/`);
+  assert.equal(page.status, 200);
+  assert.match(page.headers.get('content-security-policy'), /default-src 'self'/);
+  assert.equal(page.headers.get('x-content-type-options'), 'nosniff');
+  await stop();
+
+  const second = await devStart('workerd.sh');
+  const s = await fetch(`${second.base}/v1/namespaces/self-hosted`, { headers: auth });
+  assert.equal(s.status, 200);
+  assert.equal((await s.json()).maxCount, 100);
   await stop();
 });

@@ -179,48 +179,23 @@ export class Authority {
     return vars;
   }
 
+  /** Bare workerd with the committed self-hosting config
+   * (edge-authority/workerd/authority.capnp): settings from the
+   * environment, state and port by command-line overrides. */
   #spawnWorkerd() {
     mkdirSync(this.stateDir, { recursive: true });
-    const build = join(authorityDir, 'build');
-    const text = (name, value) => `(name = ${JSON.stringify(name)}, text = ${JSON.stringify(value)})`;
-    const keys = this.keysText;
-    const config = join(this.workDir, 'authority.capnp');
-    writeFileSync(config, `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [
-    (name = "main", worker = .authority),
-    (name = "state", disk = (path = ${JSON.stringify(this.stateDir)}, writable = true)),
-    (name = "assets", disk = (path = ${JSON.stringify(join(authorityDir, '..', 'www', 'dist'))})),
-  ],
-  sockets = [(name = "http", address = "127.0.0.1:${this.port}", http = (), service = "main")],
-);
-const authority :Workerd.Worker = (
-  modules = [
-    (name = "index.js", esModule = embed ${JSON.stringify(relative(this.workDir, join(build, 'index.js')))}),
-    (name = "index_bg.wasm", wasm = embed ${JSON.stringify(relative(this.workDir, join(build, 'index_bg.wasm')))}),
-  ],
-  compatibilityDate = "2026-04-01",
-  bindings = [
-    (name = "NAMESPACE", durableObjectNamespace = "Namespace"),
-    (name = "FENCE", durableObjectNamespace = "Fence"),
-    (name = "REGISTRY", durableObjectNamespace = "Registry"),
-    (name = "ASSETS", service = "assets"),
-    ${text('RANGEID_SIGNING_KEYS', keys)},
-    ${text('RANGEID_CORS_ORIGINS', ALLOWED_ORIGIN)},
-    ${this.#vars().map(([k, v]) => `${text(k, v)},`).join('\n    ')}
-  ],
-  durableObjectNamespaces = [
-    (className = "Namespace", uniqueKey = "rangeid-authority-namespace", enableSql = true),
-    (className = "Fence", uniqueKey = "rangeid-authority-fence", enableSql = true),
-    (className = "Registry", uniqueKey = "rangeid-authority-registry", enableSql = true),
-  ],
-  durableObjectStorage = (localDisk = "state"),
-);
-`, { mode: 0o600 });
-    return spawn(workerd, ['serve', '--experimental', config], {
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const env = {
+      PATH: process.env.PATH,
+      RANGEID_SIGNING_KEYS: this.keysText,
+      RANGEID_CORS_ORIGINS: ALLOWED_ORIGIN,
+      ...Object.fromEntries(this.#vars()),
+    };
+    return spawn(workerd, [
+      'serve', '--experimental', join(authorityDir, 'workerd', 'authority.capnp'),
+      '--directory-path', `state=${this.stateDir}`,
+      '--directory-path', `assets=${join(authorityDir, '..', 'www', 'dist')}`,
+      '--socket-addr', `http=127.0.0.1:${this.port}`,
+    ], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
   }
 
   /** The folder holding the SQLite files of every object of class

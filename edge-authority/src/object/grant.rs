@@ -12,7 +12,7 @@ use rangeid_core::{decide, Decision, Grant, GrantRequest, NamespaceState};
 use serde_json::json;
 
 use super::{admin, load, load_any, unavailable, Outcome, Step};
-use crate::response::HttpReply;
+use crate::refusals::Counted;
 use crate::store::{
     self, decode_grant, grant_params, NamespaceRow, Sql, StoreError, INSERT_GRANT, SELECT_GRANT,
 };
@@ -32,7 +32,11 @@ pub fn grant(sql: &impl Sql, request: &GrantRequest, owner: &str, waiting: u64, 
         Err(e) => return Step::Reply(unavailable(e).into()),
     };
     match decide(&row.state, stored.as_ref(), request, &owner) {
-        Err(r) => Step::Reply(HttpReply::from(HttpAnswer::refusal(&r)).into()),
+        Err(r) => Step::Reply(Outcome {
+            reply: HttpAnswer::refusal(&r).into(),
+            granted_at: None,
+            refused: Counted::of(&r),
+        }),
         Ok(Decision::Replay(g)) => Step::Reply(answer(g, true, &row.state, None)),
         Ok(Decision::RaiseFence { at_least }) => {
             match chunk_for(sql, &row, request.count, waiting, now) {
@@ -81,6 +85,7 @@ fn answer(grant: Grant, replayed: bool, state: &NamespaceState, at: Option<i64>)
         })
         .into(),
         granted_at: at,
+        refused: None,
     }
 }
 

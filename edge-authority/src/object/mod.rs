@@ -25,6 +25,7 @@ use rangeid_core::wire::{DecBound, DecU64};
 use rangeid_core::{GrantRequest, Namespace};
 use serde::{Deserialize, Serialize};
 
+use crate::refusals::Counted;
 use crate::response::{ApiError, HttpReply};
 use crate::store::{self, NamespaceRow, Sql, StoreError, SELECT_NAMESPACE};
 use crate::summary::{summarize, Summary, MINUTE_MS};
@@ -147,6 +148,8 @@ pub struct Outcome {
     pub reply: HttpReply,
     /// Set when a new grant row was committed, to its `at`.
     pub granted_at: Option<i64>,
+    /// Set when core refused a grant request in a way operators count.
+    pub refused: Option<Counted>,
 }
 
 impl From<ApiError> for Outcome {
@@ -154,6 +157,7 @@ impl From<ApiError> for Outcome {
         Outcome {
             reply: e.reply(),
             granted_at: None,
+            refused: None,
         }
     }
 }
@@ -163,6 +167,7 @@ impl From<HttpReply> for Outcome {
         Outcome {
             reply,
             granted_at: None,
+            refused: None,
         }
     }
 }
@@ -214,7 +219,8 @@ pub(crate) fn summary_of(
 ) -> Result<Summary, ApiError> {
     let from = (now - 3_600_000).div_euclid(MINUTE_MS);
     let minutes = store::minutes_since(sql, from).map_err(unavailable)?;
-    Ok(summarize(row, &minutes, now))
+    let refusals = store::refusals(sql).map_err(unavailable)?;
+    Ok(summarize(row, &minutes, refusals, now))
 }
 
 /// Handles one request for the namespace object at `now` (ms). `waiting`

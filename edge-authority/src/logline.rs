@@ -1,0 +1,109 @@
+//! Structured log lines: one JSON object per line, named by `event`, for
+//! what operators act on: refused authentication, grants refused by the
+//! namespace (exhausted, frozen, conflict, another owner's key) and the
+//! restore fence (witness unreachable, a start that moved forward). Token
+//! contents never appear: authentication failures carry the reason's
+//! text only (never the header), grant refusals the token's `sub`.
+
+use rangeid_core::GrantRequest;
+use serde_json::json;
+
+use crate::refusals::Counted;
+use crate::response::HttpReply;
+
+/// The line for a refusal of authentication or authorization by the front
+/// Worker (`unauthenticated` or `forbidden`), or `None` for any other
+/// answer. These never reach a namespace object, so they are only in the
+/// logs.
+pub fn auth_refused(method: &str, path: &str, reply: &HttpReply) -> Option<String> {
+    let body: serde_json::Value = serde_json::from_str(&reply.body).unwrap_or_default();
+    let code = body["error"]["code"].as_str()?;
+    if code != "unauthenticated" && code != "forbidden" {
+        return None;
+    }
+    Some(
+        json!({
+            "event": "auth_refused",
+            "status": reply.status,
+            "code": body["error"]["code"],
+            "reason": body["error"]["message"],
+            "method": method,
+            "path": path,
+        })
+        .to_string(),
+    )
+}
+
+/// The line for a grant request the namespace object refused.
+pub fn grant_refused(request: &GrantRequest, sub: &str, kind: Counted) -> String {
+    json!({
+        "event": "grant_refused",
+        "reason": kind.as_str(),
+        "namespace": request.namespace,
+        "incarnation": request.incarnation,
+        "requestId": request.request_id,
+        "count": request.count,
+        "sub": sub,
+    })
+    .to_string()
+}
+
+/// The line for a grant stopped at the fence: its witness could not be
+/// reached (`detail` says how).
+pub fn fence_unreachable(namespace: &str, detail: &str) -> String {
+    json!({"event": "fence_unreachable", "namespace": namespace, "detail": detail}).to_string()
+}
+
+/// The line for a start that moved `next` up to the witness's mark:
+/// `skipped` IDs; `rollback` when the witness was ahead of the object's own
+/// mark (its storage was rolled back).
+pub fn fence_start(namespace: &str, skipped: u128, rollback: bool) -> String {
+    json!({
+        "event": if rollback { "fence_forward" } else { "fence_start" },
+        "namespace": namespace,
+        "skipped": skipped.to_string(),
+    })
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::response::ApiError;
+    use rangeid_core::ErrorCode;
+
+    #[test]
+    fn lines_are_json_without_token_contents() {
+        let reply = ApiError::new(
+            ErrorCode::Unauthenticated,
+            "token signature does not verify with any configured key",
+        )
+        .reply();
+        let line = auth_refused("POST", "/v1/ranges", &reply).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["event"], "auth_refused");
+        assert_eq!(v["code"], "unauthenticated");
+        assert!(auth_refused("GET", "/", &HttpReply::empty(200)).is_none());
+        // A namespace object's refusal is logged by the object, not here.
+        let owner = ApiError::new(ErrorCode::RequestOwnerMismatch, "m").reply();
+        assert!(auth_refused("POST", "/v1/ranges", &owner).is_none());
+
+        let request: GrantRequest = serde_json::from_str(
+            r#"{"namespace":"orders","incarnation":"A9","requestId":"r1","count":5}"#,
+        )
+        .unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&grant_refused(&request, "svc", Counted::Frozen)).unwrap();
+        assert_eq!(
+            (
+                v["reason"].as_str(),
+                v["namespace"].as_str(),
+                v["count"].as_u64()
+            ),
+            (Some("frozen"), Some("orders"), Some(5))
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&fence_start("orders", 1 << 64, true)).unwrap();
+        assert_eq!(v["skipped"], "18446744073709551616");
+    }
+}

@@ -1,0 +1,796 @@
+#!/usr/bin/env node
+// rangeid: the command line of the rangeid package. Makes signing keys and
+// tokens (locally, with the authority's rules) and talks to an authority's
+// admin API (namespaces, grants, lookups, audit, status).
+//
+//   npx rangeid --help                  (in a project that installed rangeid)
+//   node npm/bin/rangeid.mjs --help     (from a clone of the repository)
+//
+// Node's built-ins only. IDs are decimal strings from end to end: nothing
+// here turns one into a JS number (capacity and percentages use BigInt).
+//
+// Exit status: 0 done; 1 the authority refused (its code and message on
+// stderr) or is unhealthy; 2 usage error or bad local input (flags, names,
+// the keys file); 3 the authority could not be reached, or what answered
+// is not an authority.
+import { createHmac, randomBytes } from "node:crypto";
+import { closeSync, fchmodSync, openSync, readFileSync, writeSync } from "node:fs";
+import { parseArgs } from "node:util";
+
+const VERSION = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
+const TIMEOUT_MS = 30_000;
+const NAMESPACE_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+const KID_RE = /^[A-Za-z0-9._-]{1,64}$/;
+const DECIMAL_RE = /^[1-9][0-9]*$/;
+const DIGITS_RE = /^[0-9]+$/;
+const ROLES = ["generator", "reader", "admin"];
+// The authority's limits (edge-authority/src/token.rs).
+const MIN_KEY_BYTES = 32;
+const MAX_SUB_BYTES = 128;
+const MAX_AUD_BYTES = 256;
+const MAX_NAMESPACES = 256;
+const U64_MAX = (1n << 64n) - 1n;
+
+/** A failure with its exit status: 1 refused, 2 usage, 3 unreachable. */
+class Exit extends Error {
+  constructor(status, message, { document } = {}) {
+    super(message);
+    this.status = status;
+    this.document = document;
+  }
+}
+const usage = (message) => new Exit(2, message);
+
+// ---------------------------------------------------------------- keys and tokens
+
+/**
+ * Parses a key map `{"kid":"key",...}` as the authority does: a JSON object
+ * of strings, every kid 1 to 64 of [A-Za-z0-9._-], every key at least 32
+ * bytes (its UTF-8 bytes are the HMAC key), no kid twice, at least one.
+ * Returns [kid, key] pairs in the order written.
+ */
+function parseKeys(text) {
+  const entries = objectOfStrings(text);
+  const seen = new Set();
+  for (const [kid, key] of entries) {
+    if (!KID_RE.test(kid)) throw usage(`signing keys: invalid kid ${JSON.stringify(kid)} (1 to 64 of A-Z a-z 0-9 . _ -)`);
+    if (Buffer.byteLength(key, "utf8") < MIN_KEY_BYTES) throw usage(`signing keys: key ${JSON.stringify(kid)} is shorter than ${MIN_KEY_BYTES} bytes`);
+    if (seen.has(kid)) throw usage(`signing keys: kid ${JSON.stringify(kid)} is given twice`);
+    seen.add(kid);
+  }
+  if (entries.length === 0) throw usage("signing keys: no signing keys configured");
+  return entries;
+}
+
+/** A JSON object whose values are all strings, as [key, value] pairs with
+ * repeated keys kept (JSON.parse would keep only the last). */
+function objectOfStrings(text) {
+  const str = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
+  const ws = /[ \t\n\r]*/y;
+  let i = 0;
+  const fail = (what) => {
+    throw usage(`signing keys must be a JSON object of strings: ${what} at offset ${i}`);
+  };
+  const skip = () => {
+    ws.lastIndex = i;
+    ws.exec(text);
+    i = ws.lastIndex;
+  };
+  const string = () => {
+    str.lastIndex = i;
+    const m = str.exec(text);
+    if (!m) fail("expected a string");
+    i = str.lastIndex;
+    return JSON.parse(m[0]);
+  };
+  const out = [];
+  skip();
+  if (text[i++] !== "{") fail("expected {");
+  skip();
+  if (text[i] === "}") i++;
+  else {
+    for (;;) {
+      skip();
+      const key = string();
+      skip();
+      if (text[i++] !== ":") fail("expected :");
+      skip();
+      out.push([key, string()]);
+      skip();
+      const c = text[i++];
+      if (c === "}") break;
+      if (c !== ",") fail("expected , or }");
+    }
+  }
+  skip();
+  if (i !== text.length) fail("unexpected text after the object");
+  return out;
+}
+
+/** `30d`, `12h`, `15m`, `90s` or bare seconds, as the Rust tool reads it
+ * (edge-authority's parse_ttl): a positive number of seconds below 2^64. */
+function parseTtl(text) {
+  let digits = text;
+  let unit = "s";
+  if (/[A-Za-z]$/.test(text)) {
+    digits = text.slice(0, -1);
+    unit = text.slice(-1);
+  }
+  if (!DIGITS_RE.test(digits)) return null;
+  const mult = { s: 1n, m: 60n, h: 3600n, d: 86_400n }[unit];
+  if (mult === undefined) return null;
+  const seconds = BigInt(digits) * mult;
+  return seconds > 0n && seconds <= U64_MAX ? seconds : null;
+}
+
+/** Mints an HS256 token with the authority's claims; throws usage errors
+ * for what the Rust tool refuses. `now` is seconds since the epoch. */
+function mintToken({ role, ns, ttl = "30d", sub, aud, kid, keysText }, now = BigInt(Math.floor(Date.now() / 1000))) {
+  if (role === undefined) throw usage("--role is required");
+  if (!ROLES.includes(role)) throw usage("--role must be generator, reader or admin");
+  if (ns === undefined) throw usage("--ns is required");
+  let scope;
+  if (ns === "*") scope = ["*"];
+  else {
+    scope = ns.split(",").map((n) => n.trim());
+    for (const n of scope) {
+      if (!NAMESPACE_RE.test(n)) throw usage(`--ns ${JSON.stringify(n)}: a namespace name is 1 to 63 of a-z 0-9 . _ -, starting with a letter or digit`);
+    }
+    if (scope.length > MAX_NAMESPACES) throw usage(`--ns lists ${scope.length} namespaces; a token holds at most ${MAX_NAMESPACES} (or '*')`);
+  }
+  const seconds = parseTtl(ttl);
+  if (seconds === null) throw usage("--ttl must look like 30d, 12h, 15m or 90s");
+  sub ??= role;
+  if (sub.length === 0 || Buffer.byteLength(sub, "utf8") > MAX_SUB_BYTES || /[\u0000-\u001f\u007f-\u009f]/.test(sub)) {
+    throw usage("--sub must be 1 to 128 bytes without control characters");
+  }
+  if (aud !== undefined && (aud.length === 0 || Buffer.byteLength(aud, "utf8") > MAX_AUD_BYTES)) {
+    throw usage("--aud must be 1 to 256 characters");
+  }
+  if (keysText === undefined) throw usage("no --keys FILE and no RANGEID_SIGNING_KEYS in the environment");
+  const keys = parseKeys(keysText);
+  let entry;
+  if (kid !== undefined) {
+    entry = keys.find(([k]) => k === kid);
+    if (!entry) throw usage(`no key named ${JSON.stringify(kid)}`);
+  } else {
+    // The greatest kid (byte order; kids are ASCII): the newest when kids sort by date.
+    entry = keys.reduce((a, b) => (b[0] > a[0] ? b : a));
+  }
+  let exp = now + seconds;
+  if (exp > U64_MAX) exp = U64_MAX;
+  const b64 = (s) => Buffer.from(s, "utf8").toString("base64url");
+  const header = b64(JSON.stringify({ alg: "HS256", kid: entry[0], typ: "JWT" }));
+  // Written by hand so `exp` stays exact past 2^53.
+  const claims = b64(`{"sub":${JSON.stringify(sub)},"role":"${role}","ns":${JSON.stringify(scope)},"exp":${exp}${aud === undefined ? "" : `,"aud":${JSON.stringify(aud)}`}}`);
+  const mac = createHmac("sha256", Buffer.from(entry[1], "utf8")).update(`${header}.${claims}`).digest("base64url");
+  return `${header}.${claims}.${mac}`;
+}
+
+/** A new key map `{"KID":"<64 hex digits>"}` from 32 random bytes. */
+function keygen(kid = "local-1") {
+  if (!KID_RE.test(kid)) throw usage(`--kid ${JSON.stringify(kid)}: a kid is 1 to 64 of A-Z a-z 0-9 . _ -`);
+  return JSON.stringify({ [kid]: randomBytes(32).toString("hex") });
+}
+
+// ---------------------------------------------------------------- the authority
+
+function connection(values) {
+  const url = values.url ?? process.env.RANGEID_URL;
+  const token = values.token ?? process.env.RANGEID_TOKEN;
+  if (!url) throw usage("no authority URL: pass --url URL or set RANGEID_URL");
+  let base;
+  try {
+    base = new URL(url);
+  } catch {
+    throw usage(`--url is not a URL: ${url}`);
+  }
+  if (base.protocol !== "http:" && base.protocol !== "https:") throw usage("--url must be http: or https:");
+  if (!base.pathname.endsWith("/")) base.pathname += "/";
+  return { base, token };
+}
+
+/** One request; resolves to {status, text, body} (body: parsed JSON or undefined). */
+async function call(conn, method, path, { body, auth = true } = {}) {
+  if (auth && !conn.token) throw usage("no token: pass --token TOKEN or set RANGEID_TOKEN (mint one with `rangeid token`)");
+  const url = new URL(path.replace(/^\//, ""), conn.base);
+  const headers = { accept: "application/json" };
+  if (auth) headers.authorization = `Bearer ${conn.token}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  let response;
+  let text;
+  try {
+    response = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    text = await response.text();
+  } catch (e) {
+    const why = e?.name === "TimeoutError" ? `no answer within ${TIMEOUT_MS / 1000} s` : String(e?.cause?.code ?? e?.cause?.message ?? e?.message ?? e);
+    throw new Exit(3, `could not reach the authority at ${url.origin}: ${why}`);
+  }
+  let parsed;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, text, body: parsed, url };
+}
+
+/** The answer's JSON when it is a success; throws the authority's refusal otherwise. */
+function ok(res, accept = [200]) {
+  if (accept.includes(res.status) && res.body !== undefined) return res.body;
+  const err = res.body?.error;
+  if (err && typeof err.code === "string") {
+    const extra = Object.entries(err)
+      .filter(([k]) => k !== "code" && k !== "message")
+      .map(([k, v]) => `${k} ${typeof v === "string" ? v : JSON.stringify(v)}`);
+    const hint = res.status === 401 ? " (check --token / RANGEID_TOKEN)" : "";
+    throw new Exit(1, `${err.code}: ${err.message}${extra.length ? ` (${extra.join(", ")})` : ""} [HTTP ${res.status}]${hint}`, { document: res.text });
+  }
+  if (res.status >= 200 && res.status < 300) {
+    throw new Exit(3, `${res.url.origin} answered HTTP ${res.status} with something that is not JSON: is --url the authority?`);
+  }
+  const snippet = res.text.replace(/\s+/g, " ").slice(0, 160);
+  throw new Exit(3, `${res.url.origin} answered HTTP ${res.status} without an error document${snippet ? `: ${snippet}` : ""}: is --url the authority?`);
+}
+
+const nsPath = (name) => `v1/namespaces/${encodeURIComponent(name)}`;
+
+function needNamespace(name) {
+  if (name === undefined) throw usage("a namespace NAME is required");
+  if (!NAMESPACE_RE.test(name)) throw usage(`${JSON.stringify(name)} is not a namespace name (1 to 63 of a-z 0-9 . _ -, starting with a letter or digit)`);
+  return name;
+}
+
+function needDecimal(flag, value) {
+  if (value === undefined) throw usage(`${flag} is required`);
+  if (!DECIMAL_RE.test(value)) throw usage(`${flag} must be a positive decimal integer, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+function needDigits(flag, value) {
+  if (value !== undefined && !DIGITS_RE.test(value)) throw usage(`${flag} must be a whole number, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+function needReason(value) {
+  if (value === undefined || value.trim() === "") throw usage("--reason TEXT is required (it is kept in the audit log)");
+  return value;
+}
+
+function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) q.set(k, v);
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
+// ---------------------------------------------------------------- output
+
+function out(text) {
+  process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+}
+
+/** Columns padded to their widest cell; the last column is not padded. */
+function table(header, rows) {
+  const all = [header, ...rows].map((r) => r.map((c) => String(c ?? "")));
+  const widths = header.map((_, i) => Math.max(...all.map((r) => r[i].length)));
+  return all.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join("  ").trimEnd()).join("\n");
+}
+
+function pairs(list) {
+  const width = Math.max(...list.map(([k]) => k.length));
+  return list.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n");
+}
+
+/** A duration in words, from seconds (a JS number: an estimate, not an ID). */
+function humanSeconds(s) {
+  if (!Number.isFinite(s)) return "never";
+  if (s < 1) return "under a second";
+  if (s < 120) return `${Math.round(s)} s`;
+  if (s < 7200) return `${Math.round(s / 60)} min`;
+  if (s < 172_800) return `${(s / 3600).toFixed(1)} h`;
+  if (s < 730 * 86_400) return `${Math.round(s / 86_400)} days`;
+  const years = s / (365.25 * 86_400);
+  return years < 1e6 ? `${Math.round(years).toLocaleString("en")} years` : "over a million years";
+}
+
+/** A rate for reading (3 significant digits). */
+function rate(n) {
+  if (typeof n !== "number") return String(n);
+  return n >= 100 || Number.isInteger(n) ? String(Math.round(n)) : String(Number(n.toPrecision(3)));
+}
+
+/** remaining / (max - first + 1) as a percentage, exact to 0.01 % (BigInt). */
+function percentLeft(summary) {
+  const size = BigInt(summary.max) - BigInt(summary.first) + 1n;
+  const left = BigInt(summary.remaining);
+  if (size <= 0n) return "-";
+  const bp = (left * 10_000n) / size; // basis points, rounded down
+  return `${bp / 100n}.${String(bp % 100n).padStart(2, "0")}%`;
+}
+
+function exhaustionText(summary) {
+  const e = summary.exhaustion;
+  if (summary.remaining === "0") return "exhausted";
+  if (!e) return "no grants lately";
+  const d = humanSeconds(e.seconds);
+  return `${d.startsWith("over") ? d : `in ${d}`}${e.at ? ` (${e.at})` : ""}`;
+}
+
+const SUMMARY_FIELDS = new Set(["namespace", "state", "first", "next", "max", "remaining", "maxCount", "rangesGranted", "idsGranted", "createdAt", "lastGrantAt", "grantRate", "exhaustion", "fence"]);
+
+function summaryText(s) {
+  const window = (w) => `${w.ranges} ranges, ${rate(w.idsPerSecond)} IDs/s`;
+  return pairs([
+    ["namespace", s.namespace],
+    ["state", s.state],
+    ["first", s.first],
+    ["next", s.next],
+    ["max", s.max],
+    ["remaining", `${s.remaining} (${percentLeft(s)} left)`],
+    ["maxCount", String(s.maxCount)],
+    ["rangesGranted", String(s.rangesGranted)],
+    ["idsGranted", s.idsGranted],
+    ["createdAt", s.createdAt],
+    ["lastGrantAt", s.lastGrantAt ?? "never"],
+    ["last minute", window(s.grantRate.lastMinute)],
+    ["last hour", window(s.grantRate.lastHour)],
+    ["exhaustion", exhaustionText(s)],
+    ["fence", `mark ${s.fence.mark}, skipped ${s.fence.skipped}, rollbacks ${s.fence.rollbacks}`],
+    // Fields a newer authority adds are shown as they come.
+    ...Object.entries(s)
+      .filter(([k]) => !SUMMARY_FIELDS.has(k))
+      .map(([k, v]) => [k, v !== null && typeof v === "object" ? Object.entries(v).map(([a, b]) => `${a} ${typeof b === "object" ? JSON.stringify(b) : b}`).join(", ") : String(v)]),
+  ]);
+}
+
+const compact = (v) => (v === null || v === undefined ? "-" : JSON.stringify(v));
+
+// ---------------------------------------------------------------- commands
+
+const common = {
+  url: { type: "string" },
+  token: { type: "string" },
+  json: { type: "boolean" },
+};
+const COMMON_HELP = `Options:
+  --url URL      the authority (default: $RANGEID_URL), e.g. http://127.0.0.1:8787
+  --token TOKEN  a token for it (default: $RANGEID_TOKEN; prefer the variable:
+                 a flag shows in ps and in shell history)
+  --json         print the authority's JSON document instead of text
+  -h, --help     this help`;
+
+/** Every page of the namespace listing, following nextAfter. */
+async function allNamespaces(conn, pageSize = "1000") {
+  const namespaces = [];
+  let after;
+  for (let page = 0; page < 100_000; page++) {
+    const body = ok(await call(conn, "GET", `v1/namespaces${query({ limit: pageSize, after })}`));
+    namespaces.push(...body.namespaces);
+    if (body.nextAfter === null || body.namespaces.length === 0 || body.nextAfter === after) break;
+    after = body.nextAfter;
+  }
+  return namespaces;
+}
+
+function namespacesTable(list) {
+  return table(
+    ["NAMESPACE", "STATE", "NEXT", "REMAINING", "LEFT", "IDS/S (1H)", "EXHAUSTION"],
+    list.map((s) => [s.namespace, s.state, s.next, s.remaining, percentLeft(s), rate(s.grantRate.lastHour.idsPerSecond), exhaustionText(s)]),
+  );
+}
+
+const COMMANDS = {
+  keygen: {
+    usage: "rangeid keygen [--kid KID] [--out FILE]",
+    about: `Makes a signing key map {"KID":"<64 hex digits>"} from 32 random bytes, in the
+format the authority reads from RANGEID_SIGNING_KEYS. Prints it, or writes it
+to a new FILE with mode 0600 (never over an existing file). To rotate keys,
+add the new kid's entry to the map the authority holds, mint with it, then
+remove the old one.`,
+    options: { kid: { type: "string" }, out: { type: "string" } },
+    optionsHelp: `  --kid KID   the key's name (default local-1; 1 to 64 of A-Z a-z 0-9 . _ -)
+  --out FILE  write to FILE (created with mode 0600) instead of stdout`,
+    local: true,
+    async run({ values }) {
+      const text = `${keygen(values.kid)}\n`;
+      if (values.out === undefined) return out(text);
+      let fd;
+      try {
+        fd = openSync(values.out, "wx", 0o600);
+      } catch (e) {
+        if (e.code === "EEXIST") throw usage(`${values.out} exists; keygen never overwrites a key file`);
+        throw usage(`${values.out}: ${e.message}`);
+      }
+      try {
+        fchmodSync(fd, 0o600);
+        writeSync(fd, text);
+      } finally {
+        closeSync(fd);
+      }
+      process.stderr.write(`rangeid: wrote a new signing key to ${values.out} (mode 0600); keep it secret\n`);
+    },
+  },
+
+  token: {
+    usage: "rangeid token --role generator|reader|admin --ns NS[,NS...]|'*' [--ttl 30d] [--sub NAME] [--aud AUDIENCE] [--kid KID] [--keys FILE]",
+    about: `Mints an HS256 token for the authority and prints the token alone.
+Keys come from --keys FILE (a JSON map kid -> key, as keygen writes) or the
+RANGEID_SIGNING_KEYS environment variable. Same rules and defaults as the
+repository's Rust tool (rangeid-token).`,
+    options: {
+      role: { type: "string" }, ns: { type: "string" }, ttl: { type: "string" }, sub: { type: "string" },
+      aud: { type: "string" }, kid: { type: "string" }, keys: { type: "string" },
+    },
+    optionsHelp: `  --role R     generator (takes ranges), reader (reads), admin (reads, creates,
+               freezes, floors); required
+  --ns LIST    namespaces, comma-separated, or '*' for all; required
+  --ttl T      lifetime: 30d, 12h, 15m, 90s or seconds (default 30d)
+  --sub NAME   who holds it, 1 to 128 bytes; recorded with grants and in the
+               audit log (default: the role's name). A generator's rotated
+               token must keep its sub.
+  --aud A      audience, when the authority sets RANGEID_TOKEN_AUDIENCE
+  --kid KID    the key to sign with (default: the greatest kid in sort order,
+               i.e. the newest when kids sort by date)
+  --keys FILE  the key map (default: $RANGEID_SIGNING_KEYS)`,
+    local: true,
+    async run({ values }) {
+      let keysText = process.env.RANGEID_SIGNING_KEYS;
+      if (values.keys !== undefined) {
+        try {
+          keysText = readFileSync(values.keys, "utf8");
+        } catch (e) {
+          throw usage(`${values.keys}: ${e.message}`);
+        }
+      }
+      out(mintToken({ ...values, keysText }));
+    },
+  },
+
+  "ns create": {
+    usage: "rangeid ns create NAME [--first N] [--max N] [--max-count N]",
+    about: `Creates a namespace (admin). Creating it again with the same configuration
+succeeds and changes nothing; another configuration is refused
+(namespace_exists).`,
+    args: ["NAME"],
+    options: { first: { type: "string" }, max: { type: "string" }, "max-count": { type: "string" } },
+    optionsHelp: `  --first N      the first ID (default 1)
+  --max N        the last ID, inclusive (default 2^53 - 1; up to 2^64 - 1)
+  --max-count N  the most IDs one grant may hold (default 10,000,000)`,
+    async run({ values, args, conn }) {
+      const name = needNamespace(args[0]);
+      if (values.first !== undefined) needDecimal("--first", values.first);
+      if (values.max !== undefined) needDecimal("--max", values.max);
+      needDigits("--max-count", values["max-count"]);
+      // Written by hand: IDs as strings, maxCount as the digits given (never rounded).
+      const fields = [`"namespace":${JSON.stringify(name)}`];
+      if (values.first !== undefined) fields.push(`"first":"${values.first}"`);
+      if (values.max !== undefined) fields.push(`"max":"${values.max}"`);
+      if (values["max-count"] !== undefined) fields.push(`"maxCount":${BigInt(values["max-count"])}`);
+      const res = await call(conn, "POST", "v1/namespaces", { body: `{${fields.join(",")}}` });
+      const body = ok(res, [200, 201]);
+      if (values.json) return out(res.text);
+      out(`${res.status === 201 ? "created" : "exists already, with this configuration:"} ${name}\n${summaryText(body)}`);
+    },
+  },
+
+  "ns list": {
+    usage: "rangeid ns list [--limit N] [--after NAME]",
+    about: `Lists the namespaces the token may read (reader), by name. Without --limit or
+--after it follows every page; with them it prints that one page (and, with
+--json, the authority's document as is, nextAfter included).`,
+    options: { limit: { type: "string" }, after: { type: "string" } },
+    optionsHelp: `  --limit N     namespaces per page, 1 to 1000
+  --after NAME  the previous page's nextAfter`,
+    async run({ values, conn }) {
+      needDigits("--limit", values.limit);
+      if (values.after !== undefined) needNamespace(values.after);
+      if (values.limit !== undefined || values.after !== undefined) {
+        const res = await call(conn, "GET", `v1/namespaces${query({ limit: values.limit, after: values.after })}`);
+        const body = ok(res);
+        if (values.json) return out(res.text);
+        out(namespacesTable(body.namespaces));
+        if (body.nextAfter !== null) out(`more: rangeid ns list --after ${body.nextAfter}${values.limit ? ` --limit ${values.limit}` : ""}`);
+        return;
+      }
+      const namespaces = await allNamespaces(conn);
+      if (values.json) return out(JSON.stringify({ namespaces, nextAfter: null }));
+      out(namespaces.length ? namespacesTable(namespaces) : "no namespaces");
+    },
+  },
+
+  "ns show": {
+    usage: "rangeid ns show NAME",
+    about: "Shows a namespace's summary (reader): bounds, what is left, grant rates, time to exhaustion, the fence.",
+    args: ["NAME"],
+    async run({ values, args, conn }) {
+      const res = await call(conn, "GET", nsPath(needNamespace(args[0])));
+      const body = ok(res);
+      out(values.json ? res.text : summaryText(body));
+    },
+  },
+
+  "ns freeze": {
+    usage: "rangeid ns freeze NAME --reason TEXT",
+    about: "Freezes a namespace (admin): it refuses new grants (423) but still answers replays. Audited with the reason.",
+    args: ["NAME"],
+    options: { reason: { type: "string" } },
+    optionsHelp: "  --reason TEXT  why (1 to 256 printable characters); kept in the audit log",
+    async run(ctx) {
+      await stateChange(ctx, "freeze");
+    },
+  },
+
+  "ns unfreeze": {
+    usage: "rangeid ns unfreeze NAME --reason TEXT",
+    about: "Unfreezes a namespace (admin): grants resume. Audited with the reason.",
+    args: ["NAME"],
+    options: { reason: { type: "string" } },
+    optionsHelp: "  --reason TEXT  why (1 to 256 printable characters); kept in the audit log",
+    async run(ctx) {
+      await stateChange(ctx, "unfreeze");
+    },
+  },
+
+  "ns floor": {
+    usage: "rangeid ns floor NAME --to N",
+    about: `Raises a namespace's next ID to N (admin); a floor never lowers it
+(floor_below_next). After restoring a whole system from a backup, raise
+every namespace's floor past every ID in use before letting generators in.`,
+    args: ["NAME"],
+    options: { to: { type: "string" } },
+    optionsHelp: "  --to N  the new next ID (a decimal integer up to 2^64 - 1)",
+    async run({ values, args, conn }) {
+      const name = needNamespace(args[0]);
+      const floor = needDecimal("--to", values.to);
+      const res = await call(conn, "POST", `${nsPath(name)}/floor`, { body: `{"floor":"${floor}"}` });
+      const body = ok(res);
+      out(values.json ? res.text : `${name}: next is now ${body.next} (${body.remaining} IDs remain)`);
+    },
+  },
+
+  grants: {
+    usage: "rangeid grants NAME [--limit N] [--before START]",
+    about: "Lists a namespace's retained grants (reader), newest first, with the token sub that took each.",
+    args: ["NAME"],
+    options: { limit: { type: "string" }, before: { type: "string" } },
+    optionsHelp: `  --limit N       grants per page, 1 to 1000 (default 100)
+  --before START  the previous page's nextBefore`,
+    async run({ values, args, conn }) {
+      const name = needNamespace(args[0]);
+      needDigits("--limit", values.limit);
+      if (values.before !== undefined) needDecimal("--before", values.before);
+      const res = await call(conn, "GET", `${nsPath(name)}/grants${query({ limit: values.limit, before: values.before })}`);
+      const body = ok(res);
+      if (values.json) return out(res.text);
+      out(body.grants.length === 0 ? "no retained grants" : table(
+        ["START", "END", "COUNT", "INCARNATION", "REQUEST", "SUB", "AT"],
+        body.grants.map((g) => [g.start, g.end, g.count, g.incarnation, g.requestId, g.sub, g.at]),
+      ));
+      if (body.nextBefore !== null) out(`more: rangeid grants ${name} --before ${body.nextBefore}${values.limit ? ` --limit ${values.limit}` : ""}`);
+    },
+  },
+
+  lookup: {
+    usage: "rangeid lookup NAME ID",
+    about: "Finds the retained grant holding ID (reader): who took it, when, and under which incarnation.",
+    args: ["NAME", "ID"],
+    async run({ values, args, conn }) {
+      const name = needNamespace(args[0]);
+      const id = needDecimal("ID", args[1]);
+      const res = await call(conn, "GET", `${nsPath(name)}/lookup${query({ id })}`);
+      const g = ok(res);
+      if (values.json) return out(res.text);
+      out(pairs([
+        ["id", g.id],
+        ["namespace", g.namespace],
+        ["range", `[${g.start}, ${g.end}) (${g.count} IDs)`],
+        ["incarnation", g.incarnation],
+        ["requestId", g.requestId],
+        ["sub", g.sub],
+        ["at", g.at],
+      ]));
+    },
+  },
+
+  audit: {
+    usage: "rangeid audit NAME [--limit N] [--before ID]",
+    about: "Lists a namespace's audit entries (admin), newest first: create, floor, freeze, unfreeze, fence_forward.",
+    args: ["NAME"],
+    options: { limit: { type: "string" }, before: { type: "string" } },
+    optionsHelp: `  --limit N    entries per page, 1 to 1000 (default 100)
+  --before ID  the previous page's nextBefore`,
+    async run({ values, args, conn }) {
+      const name = needNamespace(args[0]);
+      needDigits("--limit", values.limit);
+      if (values.before !== undefined) needDecimal("--before", values.before);
+      const res = await call(conn, "GET", `${nsPath(name)}/audit${query({ limit: values.limit, before: values.before })}`);
+      const body = ok(res);
+      if (values.json) return out(res.text);
+      out(body.audit.length === 0 ? "no audit entries" : table(
+        ["ID", "AT", "ACTOR", "ACTION", "BEFORE", "AFTER", "REASON"],
+        body.audit.map((a) => [a.id, a.at, a.actor, a.action, compact(a.before), compact(a.after), a.reason ?? "-"]),
+      ));
+      if (body.nextBefore !== null) out(`more: rangeid audit ${name} --before ${body.nextBefore}${values.limit ? ` --limit ${values.limit}` : ""}`);
+    },
+  },
+
+  status: {
+    usage: "rangeid status [--page-size N]",
+    about: `One screen: the authority's health, who the token is, and every namespace it
+may read with its state, exact capacity left and time to exhaustion at the
+last hour's rate. Needs a reader or admin token for the namespaces.`,
+    options: { "page-size": { type: "string" } },
+    optionsHelp: "  --page-size N  namespaces per listing request, 1 to 1000 (default 1000)",
+    async run({ values, conn }) {
+      needDigits("--page-size", values["page-size"]);
+      const started = performance.now();
+      const health = await call(conn, "GET", "healthz", { auth: false });
+      const ms = Math.round(performance.now() - started);
+      if (health.status !== 200 && health.body?.error) {
+        throw new Exit(1, `${conn.base.origin} is not healthy: ${health.body.error.code}: ${health.body.error.message} [HTTP ${health.status}]`, { document: health.text });
+      }
+      ok(health); // anything else but a 200 JSON document: not an authority
+
+      const session = ok(await call(conn, "GET", "v1/session"));
+      let namespaces;
+      let refusal;
+      try {
+        namespaces = await allNamespaces(conn, values["page-size"]);
+      } catch (e) {
+        refusal = e;
+      }
+      if (values.json) {
+        if (refusal) throw refusal;
+        return out(JSON.stringify({ health: health.body, session, namespaces }));
+      }
+      const expMs = session.exp * 1000;
+      const exp = expMs < 8.64e15 ? new Date(expMs).toISOString().replace(".000Z", "Z") : "beyond the year 275760";
+      const inactive = namespaces?.filter((s) => s.state !== "active").length;
+      out(pairs([
+        ["authority", `${conn.base.href} healthy (${ms} ms)`],
+        ["token", `sub ${session.sub}, role ${session.role}, ns ${session.ns.join(",")}, expires ${exp} (in ${humanSeconds(session.exp - Date.now() / 1000)})`],
+        ["namespaces", namespaces ? `${namespaces.length}${inactive ? ` (${inactive} not active)` : ""}` : "(not readable with this token)"],
+      ]));
+      if (refusal) throw refusal;
+      if (namespaces.length) out(`\n${namespacesTable(namespaces)}`);
+    },
+  },
+};
+
+async function stateChange({ values, args, conn }, action) {
+  const name = needNamespace(args[0]);
+  const reason = needReason(values.reason);
+  const res = await call(conn, "POST", `${nsPath(name)}/${action}`, { body: JSON.stringify({ reason }) });
+  const body = ok(res);
+  out(values.json ? res.text : `${name}: ${body.state}`);
+}
+
+// ---------------------------------------------------------------- dispatch
+
+const GROUPS = { ns: ["create", "list", "show", "freeze", "unfreeze", "floor"] };
+
+const MAIN_HELP = `rangeid ${VERSION}: keys, tokens and the authority's admin API from the shell
+
+Usage: rangeid <command> [options]        (npx rangeid ..., or node npm/bin/rangeid.mjs ... from a clone)
+
+Keys and tokens (local; nothing is sent anywhere):
+  keygen [--kid KID] [--out FILE]            a new signing key map for RANGEID_SIGNING_KEYS
+  token --role R --ns LIST [--ttl 30d] ...   an HS256 token, printed alone
+
+The authority (--url or RANGEID_URL, --token or RANGEID_TOKEN):
+  status                                      health, the token, every namespace on one screen
+  ns create NAME [--first N] [--max N] [--max-count N]     admin
+  ns list [--limit N] [--after NAME]                       reader
+  ns show NAME                                             reader
+  ns freeze NAME --reason TEXT                             admin
+  ns unfreeze NAME --reason TEXT                           admin
+  ns floor NAME --to N                                     admin
+  grants NAME [--limit N] [--before START]                 reader
+  lookup NAME ID                                           reader
+  audit NAME [--limit N] [--before ID]                     admin
+
+Every authority command takes --json (the authority's JSON, one document) and
+prints IDs exactly as decimal strings. \`rangeid <command> --help\` for more.
+
+Exit status: 0 done; 1 the authority refused (its code and message on stderr)
+or is unhealthy; 2 usage error or bad local input; 3 the authority could not be
+reached, or what answered is not an authority.`;
+
+function commandHelp(name) {
+  const c = COMMANDS[name];
+  const options = [c.optionsHelp, c.local ? "  -h, --help  this help" : COMMON_HELP.replace(/^Options:\n/, "")].filter(Boolean).join("\n");
+  return `Usage: ${c.usage}\n\n${c.about}\n\nOptions:\n${options}\n`;
+}
+
+const STRING_OPTIONS = new Set(
+  Object.values(COMMANDS).flatMap((c) => Object.entries({ ...common, ...c.options }).filter(([, o]) => o.type === "string").map(([k]) => k)),
+);
+
+/** Splits argv into the command's words and the rest (options may come anywhere). */
+function split(argv) {
+  const words = [];
+  const rest = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--") {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    if (a.startsWith("-") && a !== "-") {
+      rest.push(a);
+      if (a.startsWith("--") && !a.includes("=") && STRING_OPTIONS.has(a.slice(2)) && i + 1 < argv.length) rest.push(argv[++i]);
+      continue;
+    }
+    // A command is one word, or a group and its subcommand; `help` takes either.
+    const path = words[0] === "help" ? words.slice(1) : words;
+    const complete = words.length > 0 && (path.length === 2 || (path.length === 1 && !(path[0] in GROUPS)));
+    if (!complete) words.push(a);
+    else rest.push(a);
+  }
+  return { words, rest };
+}
+
+async function main(argv) {
+  const { words, rest } = split(argv);
+  if (words.length === 0) {
+    if (rest.includes("--version") || rest.includes("-v")) return out(VERSION);
+    if (rest.length === 0 || rest.includes("--help") || rest.includes("-h")) return out(MAIN_HELP);
+    throw usage(`expected a command before ${rest[0]}`);
+  }
+  if (words[0] === "help") {
+    const name = words.slice(1).join(" ");
+    if (!name) return out(MAIN_HELP);
+    if (COMMANDS[name]) return out(commandHelp(name));
+    if (GROUPS[name]) return out(groupHelp(name));
+    throw usage(`no command ${JSON.stringify(name)}`);
+  }
+  if (words[0] in GROUPS && words.length === 1) {
+    if (rest.includes("--help") || rest.includes("-h")) return out(groupHelp(words[0]));
+    throw usage(`${words[0]} needs a subcommand: ${GROUPS[words[0]].join(", ")}`);
+  }
+  const name = words.join(" ");
+  const command = COMMANDS[name];
+  if (!command) throw usage(`unknown command ${JSON.stringify(name)}`);
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      options: { ...(command.local ? {} : common), ...command.options, help: { type: "boolean", short: "h" } },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (e) {
+    throw usage(e.message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return out(commandHelp(name));
+  const expected = command.args ?? [];
+  if (positionals.length > expected.length) throw usage(`unexpected argument ${JSON.stringify(positionals[expected.length])}`);
+  if (positionals.length < expected.length) throw usage(`missing ${expected.slice(positionals.length).join(" ")}`);
+  const conn = command.local ? undefined : connection(values);
+  await command.run({ values, args: positionals, conn });
+}
+
+function groupHelp(group) {
+  return `Usage: rangeid ${group} <${GROUPS[group].join("|")}> ...\n\n${GROUPS[group].map((s) => `  ${COMMANDS[`${group} ${s}`].usage.replace(/^rangeid /, "")}`).join("\n")}\n\n\`rangeid ${group} <subcommand> --help\` for more.\n`;
+}
+
+// `rangeid ns list | head -1`: a closed pipe ends the command quietly.
+process.stdout.on("error", (e) => {
+  if (e.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  throw e;
+});
+
+main(process.argv.slice(2)).catch((e) => {
+  if (!(e instanceof Exit)) {
+    // A bug, not a refusal: show where.
+    process.stderr.write(`rangeid: ${e?.stack ?? e}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  if (e.document && process.argv.includes("--json")) out(e.document);
+  process.stderr.write(`rangeid: ${e.message}\n`);
+  if (e.status === 2) process.stderr.write("(rangeid --help for usage)\n");
+  process.exitCode = e.status;
+});
