@@ -14,7 +14,7 @@ test:
 # Benchmarks that print figures against baselines measured in the same run.
 bench: build
 	cargo bench -p rangeid-core --bench next_id --locked
-	cargo run -q -p rangeid-sim --release --locked --bin capacity
+	cargo run -q -p rangeid-sim --release --locked --bin capacity -- --svg docs/capacity.svg
 	node edge-authority/scripts/bench.mjs
 	node tests/bench/npm.mjs
 	node www/scripts/bench.mjs

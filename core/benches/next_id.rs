@@ -45,7 +45,8 @@ fn loaded_lease() -> Lease {
     config.min_count = 1 << 40;
     config.max_count = 1 << 40;
     let mut lease = Lease::new(config, [9; 16], 0).unwrap();
-    let space = NamespaceConfig::new(None, Some(u64::MAX), Some(u64::MAX)).unwrap();
+    let space =
+        NamespaceConfig::new(None, Some(u64::MAX), Some(NamespaceConfig::MAX_COUNT_LIMIT)).unwrap();
     let Some(Action::Send(out)) = lease.poll(0) else {
         panic!("a new engine asks for a range");
     };

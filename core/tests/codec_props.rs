@@ -220,8 +220,8 @@ mod wire {
         };
         let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
         let int_ok = int == "0" || (digits(int) && !int.starts_with('0'));
-        let frac_ok = frac.is_none_or(digits);
-        let exp_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)));
+        let frac_ok = frac.map_or(true, digits);
+        let exp_ok = exponent.map_or(true, |e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)));
         if !(int_ok && frac_ok && exp_ok) {
             return None;
         }

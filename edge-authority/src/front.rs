@@ -76,9 +76,9 @@ pub enum Plan {
         /// What to ask it.
         request: ObjectRequest,
     },
-    /// Send the create request to the namespace object, then record the
-    /// namespace in the registry (also when it already existed, which
-    /// repairs a registry write lost earlier); pass the object's answer on.
+    /// Record the namespace in the registry first (so a listing never misses
+    /// a namespace that exists), then send the create request to the
+    /// namespace object and pass its answer on; a retry repeats both.
     Create {
         /// The new namespace.
         namespace: Namespace,

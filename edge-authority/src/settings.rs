@@ -9,6 +9,10 @@ pub const MIN_RETENTION_SECS: u64 = 3_600;
 /// The default grant retention: 24 hours.
 pub const DEFAULT_RETENTION_SECS: u64 = 86_400;
 
+/// The longest grant retention accepted: ten years (longer would overflow
+/// the alarm's millisecond arithmetic long before it meant anything).
+pub const MAX_RETENTION_SECS: u64 = 10 * 365 * 86_400;
+
 /// The grant retention from `RANGEID_GRANT_RETENTION_SECONDS` (default 24
 /// hours, at least an hour) or, for tests of pruning only,
 /// `RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS` (any whole number of
@@ -18,8 +22,10 @@ pub fn grant_retention(configured: Option<&str>, test_only: Option<&str>) -> Res
         v.trim()
             .parse::<u64>()
             .ok()
-            .filter(|&s| s > 0)
-            .ok_or_else(|| format!("{name} must be a whole number of seconds, got {v:?}"))
+            .filter(|&s| s > 0 && s <= MAX_RETENTION_SECS)
+            .ok_or_else(|| {
+                format!("{name} must be a whole number of seconds up to {MAX_RETENTION_SECS}, got {v:?}")
+            })
     };
     if let Some(v) = test_only.filter(|v| !v.trim().is_empty()) {
         return parse("RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS", v);
@@ -58,6 +64,13 @@ mod tests {
             .unwrap_err()
             .contains("at least 3600"));
         assert!(grant_retention(Some("3599"), None).is_err());
+        assert_eq!(
+            grant_retention(Some(&MAX_RETENTION_SECS.to_string()), None),
+            Ok(MAX_RETENTION_SECS)
+        );
+        for huge in ["315360001", "9223372036854775808", "18446744073709551615"] {
+            assert!(grant_retention(Some(huge), None).is_err(), "{huge}");
+        }
         assert!(grant_retention(Some("-5"), None).is_err());
         assert!(grant_retention(Some("1d"), None).is_err());
         assert_eq!(grant_retention(Some("1"), Some("2")), Ok(2));

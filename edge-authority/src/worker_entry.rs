@@ -243,8 +243,10 @@ pub struct Namespace {
 }
 
 /// The start: reads the witness's mark and moves `next` and the fence up
-/// to it before any grant (`object::grant::start`). A namespace not yet
-/// created has nothing to fence. Never fails the object: on error it stays
+/// to it before any grant (`object::grant::start`). With no namespace row
+/// yet it stays unstarted, so a namespace created later (or again, on
+/// storage restored from before its creation) still skips to the witness's
+/// mark before its first grant. Never fails the object: on error it stays
 /// unstarted and the next grant tries again.
 async fn start(storage: Storage, env: Env, started: Rc<Cell<bool>>) {
     let sql = DoSql::from_storage(storage);
@@ -256,7 +258,6 @@ async fn start(storage: Storage, env: Env, started: Rc<Cell<bool>>) {
         }
     };
     let Some(row) = row else {
-        started.set(true);
         return;
     };
     let ns = *row.state.name();
@@ -329,6 +330,10 @@ impl DurableObject for Namespace {
 
     async fn alarm(&self) -> worker::Result<Response> {
         let now = now_ms();
+        // This alarm has fired: none is due now. An alarm asked for while
+        // this handler awaits is kept (merged below), not lost.
+        self.alarm_at.set(None);
+        self.alarm_checked.set(true);
         self.push_summary(now).await;
         let retention = self
             .retention
@@ -337,12 +342,15 @@ impl DurableObject for Namespace {
         match object::prune(&self.sql, now, retention) {
             Ok(next) => {
                 let refresh = self.next_refresh(now);
-                let at = next.into_iter().chain(refresh).min();
+                let at = next
+                    .into_iter()
+                    .chain(refresh)
+                    .chain(self.alarm_at.get())
+                    .min();
                 if let Some(at) = at {
                     self.set_alarm_at(at).await?;
                 }
                 self.alarm_at.set(at);
-                self.alarm_checked.set(true);
             }
             // Thrown: the runtime retries the alarm.
             Err(e) => return Err(worker::Error::RustError(e.to_string())),
@@ -362,7 +370,10 @@ impl Namespace {
                 Rc::clone(&self.started),
             );
             let _ = self.state.block_concurrency_while(again.map(Ok)).await;
-            if !self.started.get() {
+            // Unstarted with a namespace row: the witness could not be read.
+            // (Without one, the request goes on to its 404.)
+            let exists = !matches!(object::load_any(&self.sql), Ok(None));
+            if !self.started.get() && exists {
                 self.count(Counted::Fenced).await;
                 return ApiError::unavailable(
                     "the fence's witness cannot be reached; nothing was granted",
@@ -372,6 +383,34 @@ impl Namespace {
         }
         if matches!(request, ObjectRequest::Summary { .. }) {
             self.flush_refusals();
+        }
+        if let ObjectRequest::Floor {
+            namespace, floor, ..
+        } = request
+        {
+            // The witness holds a floor before it is committed, so a
+            // restore of this object alone never goes back below it.
+            match object::admin::floor_mark(&self.sql, namespace, floor.0) {
+                Err(e) => return e.reply(),
+                Ok(None) => {}
+                Ok(Some(mark)) => {
+                    let raised = ask_witness(
+                        &self.env,
+                        namespace,
+                        &FenceRequest::Raise { to: DecBound(mark) },
+                    )
+                    .await
+                    .and_then(|m| {
+                        object::grant::record_fence(&self.sql, m).map_err(|e| e.to_string())
+                    });
+                    if let Err(e) = raised {
+                        return ApiError::unavailable(format!(
+                            "the fence's witness cannot be reached ({e}); the floor was not raised"
+                        ))
+                        .reply();
+                    }
+                }
+            }
         }
         for _ in 0..FENCE_TRIES {
             // --- synchronous: one coalesced write, no await ---
@@ -411,10 +450,6 @@ impl Namespace {
                     let raised = self.raise(*request.namespace(), target).await;
                     self.waiting.set(self.waiting.get().saturating_sub(count));
                     if let Err(e) = raised {
-                        worker::console_error!(
-                            "{}",
-                            logline::fence_unreachable(request.namespace().as_str(), &e)
-                        );
                         self.count(Counted::Fenced).await;
                         return ApiError::unavailable(format!(
                             "the fence's witness cannot be reached ({e}); nothing was granted"
@@ -424,6 +459,11 @@ impl Namespace {
                 }
             }
         }
+        worker::console_error!(
+            "{}",
+            logline::fence_unreachable(request.namespace().as_str(), "the fence moved too often")
+        );
+        self.count(Counted::Fenced).await;
         ApiError::unavailable("the fence moved under this grant too often; retry").reply()
     }
 
@@ -459,7 +499,10 @@ impl Namespace {
         *self.raising.borrow_mut() = Some(flight.clone());
         let (driver, slot) = (flight.clone(), Rc::clone(&self.raising));
         wasm_bindgen_futures::spawn_local(async move {
-            let _ = driver.clone().await;
+            // Logged here once, for waiting grants and background raises alike.
+            if let Err(e) = driver.clone().await {
+                worker::console_error!("{}", logline::fence_unreachable(ns.as_str(), &e));
+            }
             let mut current = slot.borrow_mut();
             if current.as_ref().is_some_and(|f| f.ptr_eq(&driver)) {
                 *current = None;
@@ -468,9 +511,9 @@ impl Namespace {
         flight
     }
 
-    /// After a new grant: make sure an alarm will prune it, raise the fence
-    /// ahead of need when it is near (in the background), and push the
-    /// summary to the registry when the last push is old enough.
+    /// After a new grant: raise the fence ahead of need when it is near (in
+    /// the background), and make sure an alarm pushes the summary to the
+    /// registry within PUSH_EVERY_MS (and later prunes the grant).
     async fn after_grant(&self, granted_at: i64) {
         if self.raising.borrow().is_none() {
             if let (Ok(Some(target)), Ok(Some(row))) = (
@@ -482,16 +525,11 @@ impl Namespace {
                 drop(self.raise(*row.state.name(), target));
             }
         }
-        // The registry's copy trails by at most PUSH_EVERY_MS: pushed now,
-        // or by an alarm when the last push was too recent.
-        if granted_at - self.pushed_at.get() >= PUSH_EVERY_MS {
-            self.push_summary(granted_at).await;
-            self.alarm_no_later_than(granted_at + REFRESH_AFTER_MS)
-                .await;
-        } else {
-            self.alarm_no_later_than(self.pushed_at.get() + PUSH_EVERY_MS)
-                .await;
-        }
+        // The registry's copy trails by at most PUSH_EVERY_MS: the alarm
+        // pushes it (at once when the last push is that old), off the
+        // grant's path, so a slow registry never delays a grant.
+        self.alarm_no_later_than(self.pushed_at.get() + PUSH_EVERY_MS)
+            .await;
     }
 
     /// Pushes the summary to the registry, so listings read it there. A
@@ -545,7 +583,12 @@ impl Namespace {
     /// When the registry's copy of the summary next needs a refresh though
     /// nothing changed: its minute and hour rates decay after a grant.
     fn next_refresh(&self, now: i64) -> Option<i64> {
+        // Something the registry has not seen yet: push again soon.
+        let unpushed = !self.pending.borrow().is_empty();
         let last = object::load_any(&self.sql).ok()??.last_grant_at?;
+        if unpushed || last > self.pushed_at.get() {
+            return Some((self.pushed_at.get() + PUSH_EVERY_MS).max(now + 1));
+        }
         [last + REFRESH_AFTER_MS, last + 3_600_000 + REFRESH_AFTER_MS]
             .into_iter()
             .find(|&at| at > now && at > self.pushed_at.get())

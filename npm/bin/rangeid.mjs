@@ -367,7 +367,8 @@ async function allNamespaces(conn, pageSize = "1000") {
   for (let page = 0; page < 100_000; page++) {
     const body = ok(await call(conn, "GET", `v1/namespaces${query({ limit: pageSize, after })}`));
     namespaces.push(...body.namespaces);
-    if (body.nextAfter === null || body.namespaces.length === 0 || body.nextAfter === after) break;
+    // A page may be empty (names whose object is gone) and still have a next one.
+    if (body.nextAfter === null || body.nextAfter === after) break;
     after = body.nextAfter;
   }
   return namespaces;

@@ -153,3 +153,42 @@ test('32 concurrent grants straddling the mark while the witness goes down: none
   assert.ok(highest <= recorded, `a grant ends at ${highest}, above the object's recorded mark ${recorded}`);
   assert.ok(recorded <= mark, `the object recorded ${recorded}, above the witness's ${mark}`);
 });
+
+test('restores to before the namespace existed, or before a floor, never go back', async () => {
+  const a = await freshAuthority();
+  const admin = a.token('admin', ['*']);
+  const ns = uniqueNs('reborn');
+  const gen = a.token('generator', [ns]);
+  const backup = join(a.workDir, 'empty');
+  mkdirSync(backup);
+  // Storage as it was before the namespace existed: no namespace object.
+  assert.equal((await a.req('POST', '/v1/namespaces', { token: admin, body: { namespace: ns, max: '1000000' } })).status, 201);
+  const before = await takeGrants(a, gen, ns, 'one', 10, 1000);
+  await a.stop();
+  for (const f of a.objectFiles('Namespace')) rmSync(f);
+  await a.start();
+  // The object is new and empty; creating the namespace again succeeds...
+  const again = await a.req('POST', '/v1/namespaces', { token: admin, body: { namespace: ns, max: '1000000' } });
+  assert.equal(again.status, 201, again.text);
+  // ...and its first grants still start past everything the witness covers.
+  const after = await takeGrants(a, gen, ns, 'two', 10, 1000);
+  assertDisjoint([...before, ...after]);
+  const audit = await a.req('GET', `/v1/namespaces/${ns}/audit`, { token: admin });
+  assert.ok(audit.body.audit.some((e) => e.action === 'fence_forward'), audit.text);
+
+  // A floor with no grant after it, then this object alone restored to
+  // before the floor: grants still start at or above the floor.
+  await a.stop();
+  const files = a.objectFiles('Namespace');
+  for (const f of files) copyFileSync(f, join(backup, basename(f)));
+  await a.start();
+  const floor = 700000n;
+  const raised = await a.req('POST', `/v1/namespaces/${ns}/floor`, { token: admin, body: { floor: String(floor) } });
+  assert.equal(raised.status, 200, raised.text);
+  await a.stop();
+  for (const f of a.objectFiles('Namespace')) rmSync(f);
+  for (const f of files) copyFileSync(join(backup, basename(f)), f);
+  await a.start();
+  const past = await takeGrants(a, gen, ns, 'three', 3, 1000);
+  for (const g of past) assert.ok(g.start >= floor, `a grant at ${g.start} went below the floor ${floor}`);
+});

@@ -100,17 +100,21 @@ pub fn create(
     summary_of(sql, &row, now).map(|s| HttpReply::json(201, &s))
 }
 
-/// Raises `next` to `floor`; a floor below `next` is refused
-/// (`floor_below_next`), so a floor never re-grants an ID.
-pub fn raise_floor(
-    sql: &impl Sql,
-    ns: &Namespace,
-    floor: u64,
-    actor: &str,
-    now: i64,
-) -> Result<HttpReply, ApiError> {
+/// The mark the fence's witness must hold before a floor at `floor` is
+/// committed: `Some(floor)` when the floor is valid and above this object's
+/// fence (so a restore of this object alone can never go back below it),
+/// `None` when no raise is needed; the floor's own refusal otherwise.
+pub fn floor_mark(sql: &impl Sql, ns: &Namespace, floor: u64) -> Result<Option<u128>, ApiError> {
     let row = load(sql, ns)?;
-    let state = row.state.raise_floor(floor).map_err(|e| match e {
+    let raised = row
+        .state
+        .raise_floor(floor)
+        .map_err(|e| floor_error(floor, e))?;
+    Ok((raised.next() > row.state.fence()).then_some(raised.next()))
+}
+
+fn floor_error(floor: u64, e: FloorError) -> ApiError {
+    match e {
         FloorError::BelowNext { next } => {
             let mut err = ApiError::new(
                 e.code(),
@@ -122,7 +126,24 @@ pub fn raise_floor(
         FloorError::AboveMax { max } => {
             ApiError::new(e.code(), format!("floor {floor} is above max {max}"))
         }
-    })?;
+    }
+}
+
+/// Raises `next` to `floor`, audited; a floor below `next` is refused
+/// (`floor_below_next`), so a floor never re-grants an ID. The driver first
+/// has the witness hold the floor ([`floor_mark`]).
+pub fn raise_floor(
+    sql: &impl Sql,
+    ns: &Namespace,
+    floor: u64,
+    actor: &str,
+    now: i64,
+) -> Result<HttpReply, ApiError> {
+    let row = load(sql, ns)?;
+    let state = row
+        .state
+        .raise_floor(floor)
+        .map_err(|e| floor_error(floor, e))?;
     let after = NamespaceRow { state, ..row };
     let change = Change {
         action: "floor",

@@ -27,7 +27,7 @@ pub fn grant(sql: &impl Sql, request: &GrantRequest, owner: &str, waiting: u64, 
         Ok(row) => row,
         Err(e) => return Step::Reply(e.into()),
     };
-    let stored = match stored_grant(sql, &row, request) {
+    let stored = match stored_grant(sql, &row, request, &owner) {
         Ok(s) => s,
         Err(e) => return Step::Reply(unavailable(e).into()),
     };
@@ -53,11 +53,14 @@ pub fn grant(sql: &impl Sql, request: &GrantRequest, owner: &str, waiting: u64, 
 }
 
 /// The grant stored under the request's key, with its owner. A grant kept
-/// from before owners were recorded answers only its own key's caller.
+/// from before owners were recorded (schema v1) belongs to whoever asks
+/// with its key, as it did then, so a retry across the upgrade still
+/// replays.
 fn stored_grant(
     sql: &impl Sql,
     row: &NamespaceRow,
     request: &GrantRequest,
+    caller: &Owner,
 ) -> Result<Option<StoredGrant>, StoreError> {
     let rows = sql.exec(
         SELECT_GRANT,
@@ -72,7 +75,7 @@ fn stored_grant(
     let g = decode_grant(*row.state.name(), r)?;
     Ok(Some(StoredGrant {
         grant: g.grant,
-        owner: g.owner.unwrap_or_default(),
+        owner: g.owner.unwrap_or(*caller),
     }))
 }
 

@@ -205,7 +205,7 @@ enum Event {
 /// Runs `workload` under `policy`.
 pub fn run(workload: &Workload, policy: Policy) -> Outcome {
     let ns = Namespace::new("capacity").unwrap_or_else(|_| unreachable!());
-    let space = NamespaceConfig::new(None, Some(u64::MAX), Some(u64::MAX))
+    let space = NamespaceConfig::new(None, Some(u64::MAX), Some(NamespaceConfig::MAX_COUNT_LIMIT))
         .unwrap_or_else(|e| panic!("capacity namespace: {e}"));
     // No witness here: the fence is measured by the authority benchmark.
     let mut state = NamespaceState::create(ns, space).unfenced();

@@ -16,6 +16,7 @@
 
 pub mod authority;
 pub mod capacity;
+pub mod chart;
 pub mod checker;
 pub mod rng;
 pub mod world;
