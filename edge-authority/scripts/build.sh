@@ -5,6 +5,8 @@
 # esbuild) and the cargo-installed worker-build 0.8.7 and wasm-bindgen-cli
 # 0.2.130. Nothing is downloaded at build time. Idempotent.
 set -euo pipefail
+# The pinned Node.js first on PATH (scripts/setup.sh installs it).
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/env.sh"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"

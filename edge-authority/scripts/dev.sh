@@ -15,13 +15,14 @@
 #   RANGEID_NO_SERVE    1 = build and mint only, do not start wrangler
 # Extra arguments go to `wrangler dev` (e.g. --var RANGEID_CORS_ORIGINS:https://a.example).
 set -euo pipefail
+# The pinned Node.js first on PATH (scripts/setup.sh installs it).
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/env.sh"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 repo="$(cd "$here/.." && pwd)"
 home="${RANGEID_HOME:-$repo/.rangeid}"
 port="${RANGEID_PORT:-8787}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/target}"
-export CLOUDFLARE_CF_FETCH_ENABLED=false WRANGLER_SEND_METRICS=false
 
 cd "$here"
 

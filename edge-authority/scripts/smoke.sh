@@ -3,6 +3,8 @@
 # create a namespace near 2^64, grant, replay, conflict, exhaustion.
 # Uses the local key in .rangeid/keys.json; creates a new namespace each run.
 set -euo pipefail
+# The pinned Node.js first on PATH (scripts/setup.sh installs it).
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/env.sh"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 repo="$(cd "$here/.." && pwd)"
 home="${RANGEID_HOME:-$repo/.rangeid}"

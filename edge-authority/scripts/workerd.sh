@@ -12,6 +12,8 @@
 # RANGEID_CORS_ORIGINS, RANGEID_GRANT_RETENTION_SECONDS and
 # RANGEID_TOKEN_AUDIENCE are passed to the authority.
 set -euo pipefail
+# The pinned Node.js first on PATH (scripts/setup.sh installs it).
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/env.sh"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 repo="$(cd "$here/.." && pwd)"
