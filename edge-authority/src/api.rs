@@ -180,6 +180,15 @@ fn query_pairs<'a>(query: &'a str, known: &[&str]) -> Result<Vec<(&'a str, &'a s
     Ok(pairs)
 }
 
+/// A listing's `limit`: 1 to [`MAX_LIMIT`].
+fn limit(v: &str) -> Result<u32, ApiError> {
+    parse_u64(v)
+        .ok()
+        .filter(|n| (1..=u64::from(MAX_LIMIT)).contains(n))
+        .map(|n| n as u32)
+        .ok_or_else(|| ApiError::invalid(format!("limit must be an integer from 1 to {MAX_LIMIT}")))
+}
+
 /// A page request: `limit` and an exclusive `before` cursor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Page {
@@ -198,13 +207,7 @@ pub fn page(query: &str) -> Result<Page, ApiError> {
     };
     for (k, v) in query_pairs(query, &["limit", "before"])? {
         if k == "limit" {
-            page.limit = parse_u64(v)
-                .ok()
-                .filter(|n| (1..=u64::from(MAX_LIMIT)).contains(n))
-                .map(|n| n as u32)
-                .ok_or_else(|| {
-                    ApiError::invalid(format!("limit must be an integer from 1 to {MAX_LIMIT}"))
-                })?;
+            page.limit = limit(v)?;
         } else {
             page.before =
                 Some(parse_bound(v).map_err(|e| {
@@ -232,13 +235,7 @@ pub fn name_page(query: &str) -> Result<NamePage, ApiError> {
     };
     for (k, v) in query_pairs(query, &["limit", "after"])? {
         if k == "limit" {
-            page.limit = parse_u64(v)
-                .ok()
-                .filter(|n| (1..=u64::from(MAX_LIMIT)).contains(n))
-                .map(|n| n as u32)
-                .ok_or_else(|| {
-                    ApiError::invalid(format!("limit must be an integer from 1 to {MAX_LIMIT}"))
-                })?;
+            page.limit = limit(v)?;
         } else {
             page.after =
                 Some(Namespace::new(v).map_err(|e| {

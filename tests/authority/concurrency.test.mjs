@@ -3,7 +3,7 @@
 // return the same range, and the namespace's next covers them all.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Authority, uniqueNs } from './harness.mjs';
+import { Authority, assertDisjoint, uniqueNs } from './harness.mjs';
 
 let a;
 
@@ -15,15 +15,6 @@ after(async () => {
   await a?.stop();
   a?.cleanup();
 });
-
-/** Asserts that no two ranges [start, end) share an ID. */
-export function assertDisjoint(ranges) {
-  const sorted = [...ranges].sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0));
-  for (let i = 1; i < sorted.length; i++) {
-    assert.ok(sorted[i - 1].end <= sorted[i].start,
-      `overlap: [${sorted[i - 1].start}, ${sorted[i - 1].end}) and [${sorted[i].start}, ${sorted[i].end})`);
-  }
-}
 
 test('64 concurrent generators get disjoint ranges', async () => {
   const ns = uniqueNs('conc');

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { Authority, uniqueNs } from './harness.mjs';
+import { Authority, assertDisjoint, uniqueNs } from './harness.mjs';
 
 const started = [];
 
@@ -19,14 +19,6 @@ after(async () => {
     a.cleanup();
   }
 });
-
-function assertDisjoint(ranges) {
-  const sorted = [...ranges].sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0));
-  for (let i = 1; i < sorted.length; i++) {
-    assert.ok(sorted[i - 1].end <= sorted[i].start,
-      `overlap: [${sorted[i - 1].start}, ${sorted[i - 1].end}) and [${sorted[i].start}, ${sorted[i].end})`);
-  }
-}
 
 /** The mark the witness (Fence object) stored, read from its SQLite file
  * while the authority is stopped. */

@@ -321,6 +321,15 @@ export function conforms(doc, method, template, res) {
   if (res.status === 405) assert.ok(res.headers.get('allow'), '405 without Allow');
 }
 
+/** Asserts that no two ranges [start, end) (BigInt bounds) share an ID. */
+export function assertDisjoint(ranges) {
+  const sorted = [...ranges].sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0));
+  for (let i = 1; i < sorted.length; i++) {
+    assert.ok(sorted[i - 1].end <= sorted[i].start,
+      `overlap: [${sorted[i - 1].start}, ${sorted[i - 1].end}) and [${sorted[i].start}, ${sorted[i].end})`);
+  }
+}
+
 /** A unique namespace name for one test. */
 let counter = 0;
 export function uniqueNs(prefix) {

@@ -5,7 +5,7 @@
 // a fresh range.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Authority, uniqueNs } from './harness.mjs';
+import { Authority, assertDisjoint, uniqueNs } from './harness.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const started = [];
@@ -16,14 +16,6 @@ after(async () => {
     a.cleanup();
   }
 });
-
-function assertDisjoint(ranges) {
-  const sorted = [...ranges].sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0));
-  for (let i = 1; i < sorted.length; i++) {
-    assert.ok(sorted[i - 1].end <= sorted[i].start,
-      `overlap: [${sorted[i - 1].start}, ${sorted[i - 1].end}) and [${sorted[i].start}, ${sorted[i].end})`);
-  }
-}
 
 for (const runtime of ['wrangler', 'workerd']) test(`SIGKILL of workerd under load (${runtime}): no acknowledged range is lost or granted again`, async () => {
   const a = new Authority({ runtime });
