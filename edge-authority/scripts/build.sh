@@ -10,7 +10,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/target}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$RANGEID_REPO/target}"
 
 if [ ! -x node_modules/.bin/wrangler ] || [ ! -x node_modules/binaryen/bin/wasm-opt ] \
    || [ ! -x node_modules/@esbuild/linux-x64/bin/esbuild ]; then

@@ -22,7 +22,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 repo="$(cd "$here/.." && pwd)"
 home="${RANGEID_HOME:-$repo/.rangeid}"
 port="${RANGEID_PORT:-8787}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/target}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$RANGEID_REPO/target}"
 
 cd "$here"
 

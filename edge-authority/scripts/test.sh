@@ -9,7 +9,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 repo="$(cd "$here/.." && pwd)"
 cd "$repo"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/target}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$RANGEID_REPO/target}"
 
 step() { printf '\n== %s\n' "$*"; }
 

@@ -10,3 +10,9 @@
 pub mod engine;
 
 pub use engine::Engine;
+
+/// The module's allocator: talc, which keeps the engine under its size
+/// budget (dlmalloc, the default, costs about 5 KB more).
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
