@@ -126,7 +126,13 @@ export interface GeneratorStats {
   issued: number;
   rangesInstalled: number;
   replaysInstalled: number;
+  /** Grants that repeated one already installed (a duplicated reply), ignored. */
   duplicatesIgnored: number;
+  /**
+   * Grants received but not installed: for no request of this generator, or
+   * inconsistent with the request (a misrouted or misbehaving authority; a
+   * refusal by the authority is not counted here).
+   */
   grantsRefused: number;
   /** Failures of superseded attempts, ignored. */
   staleIgnored: number;
@@ -142,7 +148,11 @@ export interface GeneratorStats {
   available: string;
   /** IDs reserved ahead: installed and not issued, plus requests in flight (decimal string). */
   reservedAhead: string;
-  /** IDs reserved in all by this generator (decimal string). */
+  /**
+   * IDs reserved in all by this generator: every range granted to it, and
+   * requests given up unanswered (their ranges may have been committed).
+   * Only grows (decimal string); requests in flight are in `reservedAhead`.
+   */
   reserved: string;
   /** Range requests in flight. */
   outstanding: number;

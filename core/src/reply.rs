@@ -106,6 +106,9 @@ pub struct Refused {
     pub message: Message,
     /// For `namespace_exhausted`: exactly how many IDs remain.
     pub remaining: Option<u64>,
+    /// For `invalid_request` refusing the request's count: the namespace's
+    /// `maxCount`.
+    pub max_count: Option<u64>,
     /// `Retry-After`, in milliseconds.
     pub retry_after_ms: Option<u64>,
 }
@@ -163,6 +166,13 @@ pub enum Disposition {
         /// What the authority said remains.
         remaining: u64,
     },
+    /// The request asked for more than the namespace's `maxCount` (which
+    /// the engine cannot know before its first grant): ask again for at
+    /// most `max_count`.
+    CountAbove {
+        /// The namespace's `maxCount`, as the authority said.
+        max_count: u64,
+    },
     /// The credentials were refused: ask once more with fresh ones, then
     /// stop.
     Reauthenticate,
@@ -187,6 +197,10 @@ impl Refused {
                 None => Disposition::Retry,
             },
             ReplyCode::Known(ErrorCode::Unauthenticated) => Disposition::Reauthenticate,
+            ReplyCode::Known(ErrorCode::InvalidRequest) => match self.max_count {
+                Some(max_count) if max_count > 0 => Disposition::CountAbove { max_count },
+                _ => Disposition::Final,
+            },
             ReplyCode::Known(_) => Disposition::Final,
             ReplyCode::Unknown(_) if retried_status(self.status) => Disposition::Retry,
             ReplyCode::Unknown(_) => Disposition::Final,
@@ -228,6 +242,7 @@ impl Reply {
                 status,
                 message: Message::EMPTY,
                 remaining: None,
+                max_count: None,
                 retry_after_ms,
             }),
             s if retried_status(s) => transient(TransientKind::NotJson),
@@ -250,11 +265,12 @@ impl Reply {
             return Reply::not_rangeid(status, retry_after_ms);
         }
         match parse::error(body) {
-            Some((code, message, remaining)) => Reply::Refused(Refused {
+            Some((code, message, remaining, max_count)) => Reply::Refused(Refused {
                 code,
                 status,
                 message,
                 remaining,
+                max_count,
                 retry_after_ms,
             }),
             None => Reply::not_rangeid(status, retry_after_ms),
@@ -307,6 +323,10 @@ mod parse {
         message: Lenient<Message>,
         #[serde(default)]
         remaining: Lenient<Option<u64>>,
+        // Strict (a JSON integer, as the authority writes it): a body with a
+        // malformed one is unreadable, and a 400 without it is final anyway.
+        #[serde(default, rename = "maxCount")]
+        max_count: Option<u64>,
     }
 
     /// A field read whatever its scalar JSON type: a string becomes the
@@ -435,7 +455,7 @@ mod parse {
         })
     }
 
-    pub(super) fn error(body: &[u8]) -> Option<(ReplyCode, Message, Option<u64>)> {
+    pub(super) fn error(body: &[u8]) -> Option<(ReplyCode, Message, Option<u64>, Option<u64>)> {
         let b: ErrorBody<'_> = read(body)?;
         let code = match ErrorCode::parse(b.error.code) {
             Some(known) => ReplyCode::Known(known),
@@ -443,7 +463,12 @@ mod parse {
         };
         // A malformed `remaining` is dropped: an exhaustion without one is
         // retried rather than taken as final.
-        Some((code, b.error.message.0, b.error.remaining.0))
+        Some((
+            code,
+            b.error.message.0,
+            b.error.remaining.0,
+            b.error.max_count,
+        ))
     }
 }
 

@@ -223,6 +223,11 @@ pub struct ErrorDetail {
     /// For `floor_below_next`: the namespace's next value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next: Option<DecBound>,
+    /// For `invalid_request` refusing a range request's `count`: the
+    /// namespace's `maxCount` (a JSON integer, as in a grant), so a client
+    /// that asked for more can ask again for at most this.
+    #[serde(rename = "maxCount", skip_serializing_if = "Option::is_none")]
+    pub max_count: Option<u64>,
 }
 
 impl ErrorReply {
@@ -234,16 +239,20 @@ impl ErrorReply {
                 message: message.into(),
                 remaining: None,
                 next: None,
+                max_count: None,
             },
         }
     }
 
     /// The answer to a refused range request: its code, its message and,
-    /// for an exhaustion, exactly what remains.
+    /// for an exhaustion, exactly what remains; for a count out of bounds,
+    /// the namespace's `maxCount`.
     pub fn refusal(refusal: &Refusal) -> ErrorReply {
         let mut e = ErrorReply::new(refusal.code(), alloc::format!("{refusal}"));
-        if let Refusal::Exhausted { remaining } = refusal {
-            e.error.remaining = Some(DecU64(*remaining));
+        match *refusal {
+            Refusal::Exhausted { remaining } => e.error.remaining = Some(DecU64(remaining)),
+            Refusal::BadCount { max_count } => e.error.max_count = Some(max_count),
+            _ => {}
         }
         e
     }
@@ -375,6 +384,17 @@ mod tests {
         );
         let busy = HttpAnswer::error(&ErrorReply::new(ErrorCode::Unavailable, "later"));
         assert_eq!((busy.status, busy.retry_after_secs), (503, Some(1)));
+        let too_many = HttpAnswer::refusal(&Refusal::BadCount { max_count: 100 });
+        assert_eq!(
+            (
+                too_many.status,
+                core::str::from_utf8(&too_many.body).unwrap()
+            ),
+            (
+                400,
+                r#"{"error":{"code":"invalid_request","message":"count must be between 1 and 100","maxCount":100}}"#
+            )
+        );
         let long = "é".repeat(2000);
         let big = HttpAnswer::error(&ErrorReply::new(ErrorCode::InvalidRequest, long.clone()));
         let v: serde_json::Value = serde_json::from_slice(&big.body).unwrap();

@@ -252,6 +252,7 @@ mod wire {
                 status,
                 message: Message::EMPTY,
                 remaining: None,
+                max_count: None,
                 retry_after_ms,
             }),
             _ => transient(TransientKind::UnexpectedStatus),
@@ -268,6 +269,10 @@ mod wire {
                 None => Disposition::Retry,
             },
             ReplyCode::Known(ErrorCode::Unauthenticated) => Disposition::Reauthenticate,
+            ReplyCode::Known(ErrorCode::InvalidRequest) => match r.max_count {
+                Some(m) if m >= 1 => Disposition::CountAbove { max_count: m },
+                _ => Disposition::Final,
+            },
             ReplyCode::Known(_) => Disposition::Final,
             ReplyCode::Unknown(_) if retried(r.status) => Disposition::Retry,
             ReplyCode::Unknown(_) => Disposition::Final,
@@ -762,6 +767,9 @@ mod wire {
             if let Some(r) = &e.remaining {
                 inner.push((json_str("remaining", false), r.render()));
             }
+            if let Some(m) = e.max_count {
+                inner.push((json_str("maxCount", false), m.to_string()));
+            }
             for (k, v) in &e.inner_extra {
                 inner.push((json_str(k, false), serde_json::to_string(v).unwrap()));
             }
@@ -788,7 +796,14 @@ mod wire {
                 Some(Field::Str(s, false)) => parse_u64(s).ok(),
                 _ => None,
             };
-            let want = Refused { code, status, message, remaining, retry_after_ms: retry };
+            let want = Refused {
+                code,
+                status,
+                message,
+                remaining,
+                max_count: e.max_count,
+                retry_after_ms: retry,
+            };
             let got = Reply::from_http(status, input.as_bytes(), retry);
             prop_assert_eq!(got, Reply::Refused(want), "{}", input);
             prop_assert_eq!(want.disposition(), disposition(&want));
@@ -1113,6 +1128,7 @@ mod wire {
         code: String,
         message: Option<Field>,
         remaining: Option<Field>,
+        max_count: Option<u64>,
         inner_extra: Vec<(String, Value)>,
         outer_extra: Vec<(String, Value)>,
     }
@@ -1143,12 +1159,14 @@ mod wire {
             2 => decimal_ish_text().prop_map(|s| Field::Str(s, false)),
             2 => other_scalar(),
         ]);
+        let max_count = prop::option::of(prop_oneof![Just(0u64), 1..=100_000u64, any::<u64>()]);
         let extra = || prop::collection::vec((unknown_key(), json_value()), 0..3);
-        (code, message, remaining, extra(), extra()).prop_map(
-            |(code, message, remaining, inner_extra, outer_extra)| ErrorBody {
+        (code, message, remaining, max_count, extra(), extra()).prop_map(
+            |(code, message, remaining, max_count, inner_extra, outer_extra)| ErrorBody {
                 code,
                 message,
                 remaining,
+                max_count,
                 inner_extra,
                 outer_extra,
             },

@@ -75,6 +75,7 @@ function expand(start, count, out = []) {
 /** One incarnation issuing IDs for one namespace. */
 export class Generator {
   #engine;
+  #namespace;
   #endpoint;
   #token;
   #fetch;
@@ -107,6 +108,7 @@ export class Generator {
       const message = String(e && e.message ? e.message : e);
       throw new RangeIdError(codeFromMessage(e), message.replace(/^[a-z_]+: /, ""));
     }
+    this.#namespace = String(options.namespace);
     this.#endpoint = o.endpoint;
     this.#token = o.token;
     this.#fetch = o.fetch ?? globalThis.fetch.bind(globalThis);
@@ -364,7 +366,11 @@ export class Generator {
       const what = f.message ? `${f.authorityCode}: ${f.message}` : "(not a rangeid authority's answer; is the url right?)";
       said = `${where} answered ${f.status} ${what}`;
     }
-    const head = prefix ?? (f.code === "unavailable" ? "no ID is ready" : f.code === "frozen" ? "the namespace is frozen" : `refused (${f.code})`);
+    const head = prefix ?? (
+      f.code === "unavailable" ? "no ID is ready"
+      : f.code === "frozen" ? "the namespace is frozen"
+      : f.code === "exhausted" ? `namespace ${this.#namespace} is exhausted (${f.remaining ?? "0"} IDs left)`
+      : `refused (${f.code})`);
     const message = said ? `${head}: ${said}` : head;
     return new RangeIdError(f.code, message, {
       status: f.status,
@@ -431,7 +437,9 @@ export class Generator {
    * so misconfiguration fails at creation. Closes the generator on failure.
    */
   async warm() {
-    const ready = () => this.#localLeft() > 0 || this.#refill();
+    // Asks without taking: a call that finds no ID counts as starved, and
+    // waiting for the first range is not a caller going without.
+    const ready = () => this.#localLeft() > 0 || this.#engine.stats(0).available !== "0";
     if (ready()) return;
     try {
       await this.#wait(() => (ready() ? true : undefined));

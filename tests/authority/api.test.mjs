@@ -269,6 +269,10 @@ describe('grants', () => {
     for (const body of bad) {
       expectError(await call('POST', '/v1/ranges', '/v1/ranges', { token: gen, body }), 400, 'invalid_request');
     }
+    // A count above maxCount says the namespace's maxCount, so a client
+    // that could not know it asks again within it.
+    const above = await call('POST', '/v1/ranges', '/v1/ranges', { token: gen, body: grantBody(ns, 'r1', 101) });
+    assert.equal(above.body.error.maxCount, 100, above.text);
     for (const raw of ['', 'null', '[]', '{', '{"namespace":"x"}x', '\u00ff']) {
       expectError(await call('POST', '/v1/ranges', '/v1/ranges', { token: gen, raw }), 400, 'invalid_request');
     }

@@ -119,6 +119,45 @@ test("an exhausted namespace rejects with exhausted, never a wrapped value", asy
   assert.deepEqual(sorted, Array.from({ length: 2500 }, (_, i) => BigInt(i + 1)));
 });
 
+test("default options on a namespace whose maxCount is below the first range: every ID, then exhausted with 0 left", async () => {
+  const { createGenerator, RangeIdError } = await pkg.esm();
+  const ns = uniqueNs("small");
+  // maxCount 100 < the default minRangeSize (1,000), which the generator
+  // cannot know before the authority tells it; max 3000 is reached exactly.
+  await createNamespace(authority, admin, ns, { first: "1", max: "3000", maxCount: 100 });
+  const g = await createGenerator(options(ns, { deadlineMs: 5000 }));
+  assert.equal(g.stats().starved, 0, "waiting for the first range is not a starved call");
+  const got = [];
+  let error;
+  for (;;) {
+    try {
+      got.push(await g.nextId());
+    } catch (e) {
+      error = e;
+      break;
+    }
+  }
+  assert.ok(error instanceof RangeIdError, String(error));
+  assert.equal(error.code, "exhausted", error.message);
+  assert.equal(error.remaining, "0", error.message);
+  assert.match(error.message, new RegExp(`${ns} is exhausted \\(0 IDs left\\)`));
+  const sorted = got.map(BigInt).sort((a, b) => (a < b ? -1 : 1));
+  assert.deepEqual(sorted, Array.from({ length: 3000 }, (_, i) => BigInt(i + 1)));
+  assert.equal(g.stats().reserved, "3000");
+
+  // Three IDs in all: the first request is refused with 3 remaining, the
+  // grant of those 3 says 0 remain, and the engine stops without asking
+  // again; the error still says how many are left.
+  const tiny = uniqueNs("tiny");
+  await createNamespace(authority, admin, tiny, { first: "10", max: "12" });
+  const t = await createGenerator(options(tiny, { deadlineMs: 5000 }));
+  const ids = [await t.nextId(), await t.nextId(), await t.nextId()];
+  assert.deepEqual(ids.sort(), ["10", "11", "12"]);
+  const last = await t.nextId().then(() => undefined, (e) => e);
+  assert.equal(last?.code, "exhausted", String(last));
+  assert.equal(last.remaining, "0", last.message);
+});
+
 test("at the top of u64: exact IDs up to 2^64-1, then exhausted", async () => {
   const { createGenerator } = await pkg.esm();
   const ns = uniqueNs("top");

@@ -247,6 +247,9 @@ impl Engine {
         let why = self.lease.issue_error();
         set(&o, "code", why.client_code());
         set(&o, "final", why.is_final());
+        if let Some(n) = why.remaining() {
+            set(&o, "remaining", decimal(n));
+        }
         match self.lease.last_failure() {
             Some(Reply::Refused(r)) => {
                 set(&o, "status", r.status);

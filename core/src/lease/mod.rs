@@ -60,7 +60,8 @@ pub enum IssueError {
     /// No range is ready and the authority refuses new ones while the
     /// namespace is frozen; the engine keeps asking.
     Frozen,
-    /// The namespace has no IDs left for this engine; final.
+    /// The namespace has no IDs left: the authority said 0 remain, in a
+    /// refusal or with the grant that took the last ones; final.
     Exhausted,
     /// The authority refused this engine for good (bad credentials, no such
     /// namespace, a request conflict, a code this version does not know);
@@ -80,6 +81,15 @@ impl IssueError {
             self,
             IssueError::Unavailable | IssueError::Frozen | IssueError::EmptyBatch
         )
+    }
+
+    /// How many IDs the namespace has left, where this error says: 0 for
+    /// `Exhausted`, whether a refusal or the last grant told the engine.
+    pub const fn remaining(&self) -> Option<u64> {
+        match self {
+            IssueError::Exhausted => Some(0),
+            _ => None,
+        }
     }
 
     /// The code a JS caller sees: `unavailable`, `frozen`, `exhausted`,
@@ -173,7 +183,8 @@ pub struct Stats {
     /// for.
     pub reserved_ahead: u64,
     /// IDs this engine reserved in all: every range granted to it, and
-    /// every request in flight or given up unanswered.
+    /// every request given up unanswered (its range may have been
+    /// committed). Only grows; requests in flight are in `reserved_ahead`.
     pub reserved: u64,
     /// Requests in flight now.
     pub outstanding: u64,
@@ -312,7 +323,9 @@ impl Lease {
         s.issued = s.issued.saturating_add(self.lent - unused);
         s.available = self.available().saturating_add(unused);
         s.reserved_ahead = s.available.saturating_add(self.requests.in_flight_ids());
-        s.reserved = self.reserved;
+        // The engine's own figure also holds what is in flight, which a
+        // refusal takes back; what it reports only grows.
+        s.reserved = self.reserved.saturating_sub(self.requests.in_flight_ids());
         s.outstanding = self.requests.outstanding() as u64;
         let n = (s.grant_ms.count as usize).min(LATENCIES);
         let mut recent = self.latencies;
@@ -751,7 +764,14 @@ impl Lease {
                 self.phase = Phase::Exhausted;
                 Handled::Stopped
             }
-            Disposition::Reauthenticate | Disposition::Final => {
+            Disposition::CountAbove { max_count } if p.count > max_count => {
+                // Retire this request; the next one is sized within the
+                // namespace's maxCount, which no grant had told us yet.
+                self.unreserve(slot);
+                self.sizing.namespace.max_count = Some(max_count);
+                Handled::WillRetry
+            }
+            Disposition::CountAbove { .. } | Disposition::Reauthenticate | Disposition::Final => {
                 self.unreserve(slot);
                 let code = match reply {
                     Reply::Refused(r) => r.code,

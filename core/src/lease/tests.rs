@@ -66,6 +66,7 @@ fn refusal(code: ErrorCode, remaining: Option<u64>, retry_after_ms: Option<u64>)
         status: code.http_status(),
         message: Message::new("m"),
         remaining,
+        max_count: None,
         retry_after_ms,
     })
 }
@@ -500,6 +501,7 @@ fn an_unknown_code_is_final_on_4xx_and_retried_on_5xx() {
             status,
             message: Message::new("m"),
             remaining: None,
+            max_count: None,
             retry_after_ms: Some(300),
         })
     };
@@ -953,6 +955,10 @@ impl Bench {
                         crate::authority::Refusal::Exhausted { remaining } => Some(remaining),
                         _ => None,
                     },
+                    max_count: match r {
+                        crate::authority::Refusal::BadCount { max_count } => Some(max_count),
+                        _ => None,
+                    },
                     retry_after_ms: None,
                 }),
                 other => panic!("{other:?}"),
@@ -1090,6 +1096,70 @@ fn a_batch_larger_than_the_range_sizes_the_next_one() {
     let _ = b.lease.take(50_000);
     b.serve(1);
     assert_eq!(b.granted.last().unwrap().count(), 2_000);
+}
+
+#[test]
+fn a_max_count_below_the_minimum_range_is_learned_from_the_refusal() {
+    // Default options ask for 1,000 first; the namespace allows 100 per
+    // grant, which no grant has said yet. The refusal says it; the engine
+    // asks again within it and issues, instead of failing.
+    let space = NamespaceConfig::new(Some(1), Some(5_000), Some(100)).unwrap();
+    let mut b = Bench::new(LeaseConfig::new(ns()), space);
+    b.serve(0);
+    let mut returned = 0;
+    for now in 1..1_000 {
+        returned += b.take_ids(50, now);
+    }
+    assert!(!b.granted.is_empty(), "no range was granted");
+    assert!(
+        b.granted.iter().all(|r| r.count() <= 100),
+        "{:?}",
+        b.granted
+    );
+    assert_eq!(returned, 5_000, "every ID is issued");
+    assert_eq!(b.lease.phase(), Phase::Exhausted);
+}
+
+#[test]
+fn a_count_refusal_retires_the_request_and_reserved_never_goes_back() {
+    let mut c = LeaseConfig::new(ns());
+    c.max_outstanding = 1;
+    let mut l = lease(c);
+    let first = send(&mut l, 0).unwrap();
+    assert!(first.request.count > 100);
+    assert_eq!(l.stats(0).reserved, 0, "in flight is not reserved yet");
+    let too_large = Reply::Refused(Refused {
+        code: ReplyCode::Known(ErrorCode::InvalidRequest),
+        status: 400,
+        message: Message::new("count must be between 1 and 100"),
+        remaining: None,
+        max_count: Some(100),
+        retry_after_ms: None,
+    });
+    assert_eq!(
+        l.handle_reply(first.ticket, &too_large, 1),
+        Handled::WillRetry
+    );
+    assert_eq!(l.stats(0).reserved, 0);
+    let second = send(&mut l, 1).unwrap();
+    assert_ne!(
+        second.request.request_id, first.request.request_id,
+        "a new request"
+    );
+    assert!(second.request.count <= 100, "{}", second.request.count);
+    answer(&mut l, &second, 1, 2);
+    assert_eq!(l.stats(0).reserved, second.request.count);
+    // The same refusal for a request within maxCount is not retried.
+    let mut l = lease(c);
+    let out = send(&mut l, 0).unwrap();
+    let within = Reply::Refused(Refused {
+        max_count: Some(out.request.count),
+        ..match too_large {
+            Reply::Refused(r) => r,
+            _ => unreachable!(),
+        }
+    });
+    assert_eq!(l.handle_reply(out.ticket, &within, 1), Handled::Stopped);
 }
 
 #[test]

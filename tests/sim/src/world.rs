@@ -141,6 +141,10 @@ pub struct Scenario {
     pub first: u64,
     /// See `first`.
     pub max: u64,
+    /// The namespace's `maxCount`: 400 (the generators' own largest
+    /// request), or in one seed of ten 4 to 19, around and below the generators'
+    /// smallest request, which they learn from the authority's refusal.
+    pub ns_max_count: u64,
     /// Fault rates.
     pub faults: Faults,
     /// A deliberate bug, for checking the checker.
@@ -169,12 +173,20 @@ impl Scenario {
             }
             _ => (u64::MAX - target_ids * rng.between(8, 13) / 10, u64::MAX),
         };
+        // From the seed's bits, not the stream: every other draw stays as
+        // it was for a given seed.
+        let ns_max_count = if (seed / 4) % 10 == 3 {
+            4 + (seed >> 12) % 16
+        } else {
+            400
+        };
         Scenario {
             seed,
             target_ids,
             generators,
             first,
             max,
+            ns_max_count,
             faults: Faults::default(),
             bug: Bug::None,
             reuse_incarnation: false,
@@ -372,8 +384,12 @@ impl World {
     /// A world for `scenario`.
     pub fn new(scenario: Scenario) -> World {
         let namespace = Namespace::new("sim").unwrap_or_else(|_| unreachable!());
-        let config = NamespaceConfig::new(Some(scenario.first), Some(scenario.max), Some(400))
-            .unwrap_or_else(|e| panic!("scenario namespace: {e}"));
+        let config = NamespaceConfig::new(
+            Some(scenario.first),
+            Some(scenario.max),
+            Some(scenario.ns_max_count),
+        )
+        .unwrap_or_else(|e| panic!("scenario namespace: {e}"));
         let mut world = World {
             scenario,
             rng: Rng::new(scenario.seed.rotate_left(17) ^ 0xA5A5),
