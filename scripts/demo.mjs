@@ -153,6 +153,6 @@ try {
     server.stderr.destroy();
   } else if (server) {
     stop();
-    console.log("\nauthority stopped; run `make demo` again (state is kept) or `make authority` to serve it in the foreground");
+    console.log("\nauthority stopped; run `make demo` again (state is kept) or `make authority` to serve it in the foreground (`make authority RUNTIME=workerd` keeps its own state)");
   }
 }

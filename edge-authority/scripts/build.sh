@@ -3,7 +3,8 @@
 # into edge-authority/build/ with the pinned toolchain:
 # npm packages from package-lock.json (wrangler, binaryen's wasm-opt,
 # esbuild) and the cargo-installed worker-build 0.8.7 and wasm-bindgen-cli
-# 0.2.130. Nothing is downloaded at build time. Idempotent.
+# 0.2.130. Nothing is downloaded at build time. Idempotent, and skips the
+# Worker build when its inputs did not change.
 set -euo pipefail
 # The pinned Node.js first on PATH (scripts/setup.sh installs it).
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/env.sh"
@@ -29,8 +30,30 @@ done
 # The admin page first: wrangler refuses to start without its assets folder.
 node "$here/../www/scripts/build.mjs" >&2
 
-# worker-build would otherwise download these three from the network.
-WASM_BINDGEN_BIN="$(command -v wasm-bindgen)" \
-WASM_OPT_BIN="$here/node_modules/binaryen/bin/wasm-opt" \
-ESBUILD_BIN="$here/node_modules/@esbuild/linux-x64/bin/esbuild" \
-  worker-build --release >&2
+# The Worker is rebuilt only when what it is made of changed (wasm-opt alone
+# takes most of a minute on 2 cores): the Rust sources and manifests of the
+# crates it compiles, the lock file and the tools' versions.
+inputs_hash() {
+  {
+    (cd "$RANGEID_REPO" && find Cargo.toml Cargo.lock core/Cargo.toml core/src \
+      edge-authority/Cargo.toml edge-authority/src -type f -print0 | sort -z | xargs -0 sha256sum)
+    rustc --version
+    worker-build --version
+    wasm-bindgen --version
+    node_modules/binaryen/bin/wasm-opt --version
+    printf 'RUSTFLAGS=%s\n' "${RUSTFLAGS:-}"
+  } | sha256sum | cut -d' ' -f1
+}
+stamp=build/.inputs.sha256
+want="$(inputs_hash)"
+if [ -f build/index.js ] && [ -f build/index_bg.wasm ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+  echo "build.sh: the Worker in build/ is up to date" >&2
+else
+  rm -f "$stamp"
+  # worker-build would otherwise download these three from the network.
+  WASM_BINDGEN_BIN="$(command -v wasm-bindgen)" \
+  WASM_OPT_BIN="$here/node_modules/binaryen/bin/wasm-opt" \
+  ESBUILD_BIN="$here/node_modules/@esbuild/linux-x64/bin/esbuild" \
+    worker-build --release >&2
+  echo "$want" >"$stamp"
+fi
