@@ -30,6 +30,9 @@ const MAX_SUB_BYTES = 128;
 const MAX_AUD_BYTES = 256;
 const MAX_NAMESPACES = 256;
 const U64_MAX = (1n << 64n) - 1n;
+// A namespace's default max and the largest maxCount: 2^53 - 1, exact in JS.
+const DEFAULT_MAX = "9007199254740991";
+const MAX_COUNT = "9007199254740991";
 
 /** A failure with its exit status: 1 refused, 2 usage, 3 unreachable. */
 class Exit extends Error {
@@ -187,6 +190,7 @@ function connection(values) {
   }
   if (base.protocol !== "http:" && base.protocol !== "https:") throw usage("--url must be http: or https:");
   if (!base.pathname.endsWith("/")) base.pathname += "/";
+  if (/\/v1\/$/.test(base.pathname)) throw usage(`--url is the authority's root, without /v1: ${url.replace(/\/v1\/?$/, "")}`);
   return { base, token };
 }
 
@@ -241,14 +245,20 @@ function needNamespace(name) {
   return name;
 }
 
+/** An ID-like value: a decimal from 1 to 2^64 - 1. */
 function needDecimal(flag, value) {
   if (value === undefined) throw usage(`${flag} is required`);
   if (!DECIMAL_RE.test(value)) throw usage(`${flag} must be a positive decimal integer, got ${JSON.stringify(value)}`);
+  if (BigInt(value) > U64_MAX) throw usage(`${flag} must be at most ${U64_MAX} (2^64 - 1), got ${value}`);
   return value;
 }
 
-function needDigits(flag, value) {
-  if (value !== undefined && !DIGITS_RE.test(value)) throw usage(`${flag} must be a whole number, got ${JSON.stringify(value)}`);
+/** An optional count from 1 to `max`, as the authority checks it. */
+function needCount(flag, value, max) {
+  if (value === undefined) return value;
+  if (!DIGITS_RE.test(value) || BigInt(value) < 1n || BigInt(value) > BigInt(max)) {
+    throw usage(`${flag} must be a whole number from 1 to ${max}, got ${JSON.stringify(value)}`);
+  }
   return value;
 }
 
@@ -462,7 +472,14 @@ succeeds and changes nothing; another configuration is refused
       const name = needNamespace(args[0]);
       if (values.first !== undefined) needDecimal("--first", values.first);
       if (values.max !== undefined) needDecimal("--max", values.max);
-      needDigits("--max-count", values["max-count"]);
+      needCount("--max-count", values["max-count"], MAX_COUNT);
+      const first = BigInt(values.first ?? "1");
+      const max = BigInt(values.max ?? DEFAULT_MAX);
+      if (max < first) {
+        throw usage(values.max === undefined
+          ? `--first ${first} is above the default --max (${DEFAULT_MAX}, 2^53 - 1); pass --max`
+          : `--max ${max} is below --first ${first}`);
+      }
       // Written by hand: IDs as strings, maxCount as the digits given (never rounded).
       const fields = [`"namespace":${JSON.stringify(name)}`];
       if (values.first !== undefined) fields.push(`"first":"${values.first}"`);
@@ -484,7 +501,7 @@ succeeds and changes nothing; another configuration is refused
     optionsHelp: `  --limit N     namespaces per page, 1 to 1000
   --after NAME  the previous page's nextAfter`,
     async run({ values, conn }) {
-      needDigits("--limit", values.limit);
+      needCount("--limit", values.limit, 1000);
       if (values.after !== undefined) needNamespace(values.after);
       if (values.limit !== undefined || values.after !== undefined) {
         const res = await call(conn, "GET", `v1/namespaces${query({ limit: values.limit, after: values.after })}`);
@@ -559,7 +576,7 @@ every namespace's floor past every ID in use before letting generators in.`,
   --before START  the previous page's nextBefore`,
     async run({ values, args, conn }) {
       const name = needNamespace(args[0]);
-      needDigits("--limit", values.limit);
+      needCount("--limit", values.limit, 1000);
       if (values.before !== undefined) needDecimal("--before", values.before);
       const res = await call(conn, "GET", `${nsPath(name)}/grants${query({ limit: values.limit, before: values.before })}`);
       const body = ok(res);
@@ -603,7 +620,7 @@ every namespace's floor past every ID in use before letting generators in.`,
   --before ID  the previous page's nextBefore`,
     async run({ values, args, conn }) {
       const name = needNamespace(args[0]);
-      needDigits("--limit", values.limit);
+      needCount("--limit", values.limit, 1000);
       if (values.before !== undefined) needDecimal("--before", values.before);
       const res = await call(conn, "GET", `${nsPath(name)}/audit${query({ limit: values.limit, before: values.before })}`);
       const body = ok(res);
@@ -624,7 +641,7 @@ last hour's rate. Needs a reader or admin token for the namespaces.`,
     options: { "page-size": { type: "string" } },
     optionsHelp: "  --page-size N  namespaces per listing request, 1 to 1000 (default 1000)",
     async run({ values, conn }) {
-      needDigits("--page-size", values["page-size"]);
+      needCount("--page-size", values["page-size"], 1000);
       const started = performance.now();
       const health = await call(conn, "GET", "healthz", { auth: false });
       const ms = Math.round(performance.now() - started);
@@ -762,6 +779,9 @@ async function main(argv) {
       strict: true,
     });
   } catch (e) {
+    // `--to -5`: parseArgs takes a value starting with "-" for an option.
+    const ambiguous = /^Option '(--[a-z-]+)[^']*' argument is ambiguous/.exec(e.message);
+    if (ambiguous) throw usage(`${ambiguous[1]} needs a value, and values here are never negative (got one starting with "-")`);
     throw usage(e.message);
   }
   const { values, positionals } = parsed;

@@ -243,12 +243,32 @@ describe("the authority commands", () => {
     const denied = await api(["ns", "create", uniqueNs("cli-denied")], reader);
     assert.equal(denied.code, 1);
     assert.match(denied.stderr, /forbidden/);
-    // The authority judges values the CLI passes through exactly.
-    const tooBig = await api(["ns", "create", uniqueNs("cli-big"), "--max-count", "9007199254740993"]);
-    assert.equal(tooBig.code, 1);
-    assert.match(tooBig.stderr, /invalid_request/);
-    const bads = [["ns", "create", "Bad"], ["ns", "create", "ok-name", "--first", "0x10"], ["ns", "create"], ["ns", "create", "a", "b"], ["ns", "create", "a", "--max-count", "1e3"]];
-    for (const [i, r] of (await Promise.all(bads.map((b) => api(b)))).entries()) assert.equal(r.code, 2, bads[i].join(" "));
+    // Bad local input exits 2 with a message naming the flag, before any
+    // request (the namespace does not appear), judged exactly (BigInt).
+    const local = uniqueNs("cli-bad");
+    const bads = [
+      [["ns", "create", "Bad"], /not a namespace name/],
+      [["ns", "create", local, "--first", "0x10"], /--first must be a positive decimal/],
+      [["ns", "create"], /missing NAME/],
+      [["ns", "create", "a", "b"], /unexpected argument/],
+      [["ns", "create", local, "--max-count", "1e3"], /--max-count must be a whole number from 1 to 9007199254740991/],
+      [["ns", "create", local, "--max-count", "9007199254740992"], /--max-count must be a whole number from 1 to 9007199254740991/],
+      [["ns", "create", local, "--max-count", "0"], /--max-count must be/],
+      [["ns", "create", local, "--first", "10", "--max", "5"], /--max 5 is below --first 10/],
+      [["ns", "create", local, "--first", "9007199254740992"], /above the default --max .*; pass --max/],
+      [["ns", "create", local, "--max", "18446744073709551616"], /--max must be at most 18446744073709551615/],
+      [["ns", "list", "--limit", "0"], /--limit must be a whole number from 1 to 1000/],
+      [["ns", "list", "--limit", "-1"], /--limit needs a value, and values here are never negative/],
+      [["ns", "floor", local, "--to", "-5"], /--to needs a value, and values here are never negative/],
+      [["ns", "list", "--url", `${authority.base}/v1`], /--url is the authority's root, without \/v1/],
+    ];
+    for (const [i, r] of (await Promise.all(bads.map(([b]) => api(b)))).entries()) {
+      assert.equal(r.code, 2, `${bads[i][0].join(" ")}: ${r.stderr}`);
+      assert.match(r.stderr, bads[i][1], bads[i][0].join(" "));
+    }
+    const after = await api(["ns", "show", local]);
+    assert.equal(after.code, 1);
+    assert.match(after.stderr, /namespace_not_found/, "refused input created nothing");
   });
 
   test("ns list pages and ns show; --json parses", async () => {
