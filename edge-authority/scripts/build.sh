@@ -32,21 +32,26 @@ node "$here/../www/scripts/build.mjs" >&2
 
 # The Worker is rebuilt only when what it is made of changed (wasm-opt alone
 # takes most of a minute on 2 cores): the Rust sources and manifests of the
-# crates it compiles, the lock file and the tools' versions.
+# crates it compiles, the lock files, cargo configuration and environment,
+# and the tools' versions.
 inputs_hash() {
   {
     (cd "$RANGEID_REPO" && find Cargo.toml Cargo.lock core/Cargo.toml core/src \
-      edge-authority/Cargo.toml edge-authority/src -type f -print0 | sort -z | xargs -0 sha256sum)
+      edge-authority/Cargo.toml edge-authority/src edge-authority/package-lock.json \
+      .cargo "${CARGO_HOME:-$HOME/.cargo}/config.toml" "${CARGO_HOME:-$HOME/.cargo}/config" \
+      -type f -print0 2>/dev/null | sort -z | xargs -0 sha256sum || true)
+    env | grep -E '^(CARGO_|RUSTC|RUSTFLAGS|RUSTDOC)' | grep -v '^CARGO_HOME=' | sort
     rustc --version
     worker-build --version
     wasm-bindgen --version
     node_modules/binaryen/bin/wasm-opt --version
-    printf 'RUSTFLAGS=%s\n' "${RUSTFLAGS:-}"
+    node_modules/@esbuild/linux-x64/bin/esbuild --version
   } | sha256sum | cut -d' ' -f1
 }
 stamp=build/.inputs.sha256
 want="$(inputs_hash)"
-if [ -f build/index.js ] && [ -f build/index_bg.wasm ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+if [ -f build/index.js ] && [ -f build/index_bg.wasm ] && [ -d build/worker ] \
+   && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
   echo "build.sh: the Worker in build/ is up to date" >&2
 else
   rm -f "$stamp"

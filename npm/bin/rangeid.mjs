@@ -33,6 +33,9 @@ const U64_MAX = (1n << 64n) - 1n;
 // A namespace's default max and the largest maxCount: 2^53 - 1, exact in JS.
 const DEFAULT_MAX = "9007199254740991";
 const MAX_COUNT = "9007199254740991";
+// Options whose values are numbers or durations, never negative: "--to -5"
+// gets a plain message. Text options keep parseArgs' advice (--reason=-x).
+const NUMERIC_FLAGS = new Set(["--to", "--first", "--max", "--max-count", "--limit", "--before", "--page-size", "--ttl"]);
 
 /** A failure with its exit status: 1 refused, 2 usage, 3 unreachable. */
 class Exit extends Error {
@@ -256,7 +259,7 @@ function needDecimal(flag, value) {
 /** An optional count from 1 to `max`, as the authority checks it. */
 function needCount(flag, value, max) {
   if (value === undefined) return value;
-  if (!DIGITS_RE.test(value) || BigInt(value) < 1n || BigInt(value) > BigInt(max)) {
+  if (!DECIMAL_RE.test(value) || BigInt(value) > BigInt(max)) {
     throw usage(`${flag} must be a whole number from 1 to ${max}, got ${JSON.stringify(value)}`);
   }
   return value;
@@ -781,7 +784,9 @@ async function main(argv) {
   } catch (e) {
     // `--to -5`: parseArgs takes a value starting with "-" for an option.
     const ambiguous = /^Option '(--[a-z-]+)[^']*' argument is ambiguous/.exec(e.message);
-    if (ambiguous) throw usage(`${ambiguous[1]} needs a value, and values here are never negative (got one starting with "-")`);
+    if (ambiguous && NUMERIC_FLAGS.has(ambiguous[1])) {
+      throw usage(`${ambiguous[1]} needs a value, and values here are never negative (got one starting with "-")`);
+    }
     throw usage(e.message);
   }
   const { values, positionals } = parsed;

@@ -258,6 +258,7 @@ describe("the authority commands", () => {
       [["ns", "create", local, "--first", "9007199254740992"], /above the default --max .*; pass --max/],
       [["ns", "create", local, "--max", "18446744073709551616"], /--max must be at most 18446744073709551615/],
       [["ns", "list", "--limit", "0"], /--limit must be a whole number from 1 to 1000/],
+      [["ns", "list", "--limit", "010"], /--limit must be a whole number from 1 to 1000/],
       [["ns", "list", "--limit", "-1"], /--limit needs a value, and values here are never negative/],
       [["ns", "floor", local, "--to", "-5"], /--to needs a value, and values here are never negative/],
       [["ns", "list", "--url", `${authority.base}/v1`], /--url is the authority's root, without \/v1/],

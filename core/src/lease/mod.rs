@@ -183,8 +183,9 @@ pub struct Stats {
     /// for.
     pub reserved_ahead: u64,
     /// IDs this engine reserved in all: every range granted to it, and
-    /// every request given up unanswered (its range may have been
-    /// committed). Only grows; requests in flight are in `reserved_ahead`.
+    /// every request given up without a refusal (its range may have been
+    /// committed; after `close`, those still in flight). Only grows;
+    /// requests in flight are in `reserved_ahead`.
     pub reserved: u64,
     /// Requests in flight now.
     pub outstanding: u64,
@@ -324,8 +325,13 @@ impl Lease {
         s.available = self.available().saturating_add(unused);
         s.reserved_ahead = s.available.saturating_add(self.requests.in_flight_ids());
         // The engine's own figure also holds what is in flight, which a
-        // refusal takes back; what it reports only grows.
-        s.reserved = self.reserved.saturating_sub(self.requests.in_flight_ids());
+        // refusal takes back; what it reports only grows. Once closed, what
+        // was still in flight is given up: it may have been committed.
+        s.reserved = if self.phase == Phase::Closed {
+            self.reserved
+        } else {
+            self.reserved.saturating_sub(self.requests.in_flight_ids())
+        };
         s.outstanding = self.requests.outstanding() as u64;
         let n = (s.grant_ms.count as usize).min(LATENCIES);
         let mut recent = self.latencies;
@@ -572,7 +578,11 @@ impl Lease {
         }
         self.reserved = self.reserved.saturating_add(count);
         self.sizing.last_range = count;
-        if count >= self.sizing.batch.min(self.config.max_count) {
+        let largest = self
+            .config
+            .max_count
+            .min(self.sizing.namespace.max_count.unwrap_or(u64::MAX));
+        if count >= self.sizing.batch.min(largest) {
             self.sizing.batch = 0;
         }
         self.send_due(now)
@@ -711,8 +721,14 @@ impl Lease {
             return Handled::Stale;
         };
         if self.phase != Phase::Running {
-            // Stopped: a request still in flight is not sent again.
-            self.unreserve(slot);
+            // Stopped: a request still in flight is not sent again. A refusal
+            // says nothing was committed; after no usable answer its range
+            // may have been, so it stays reserved (given up).
+            if matches!(reply, Reply::Refused(_)) {
+                self.unreserve(slot);
+            } else {
+                self.requests.settle(slot);
+            }
             return Handled::Stopped;
         }
         let Some(p) = self.requests.pending[slot] else {
@@ -769,6 +785,9 @@ impl Lease {
                 // namespace's maxCount, which no grant had told us yet.
                 self.unreserve(slot);
                 self.sizing.namespace.max_count = Some(max_count);
+                // Dealt with: an error given to a caller later should not
+                // name this refusal.
+                self.last_failure = None;
                 Handled::WillRetry
             }
             Disposition::CountAbove { .. } | Disposition::Reauthenticate | Disposition::Final => {

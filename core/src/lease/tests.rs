@@ -1163,6 +1163,16 @@ fn a_count_refusal_retires_the_request_and_reserved_never_goes_back() {
 }
 
 #[test]
+fn closing_with_a_request_in_flight_counts_it_as_reserved() {
+    // Closing with a request in flight counts it as reserved (given up).
+    let mut l = lease(config());
+    let e = send(&mut l, 0).unwrap();
+    assert_eq!(l.stats(0).reserved, 0);
+    l.close();
+    assert_eq!(l.stats(0).reserved, e.request.count);
+}
+
+#[test]
 fn a_small_namespace_is_not_eaten_by_starts() {
     // A 32-bit namespace with a maxCount of 300: each start asks for what
     // the grants allow, never more than maxCount or 0.1 % of what remains
