@@ -97,21 +97,24 @@ test("a restarted generator gets a new incarnation and overlaps nothing issued b
   again.close();
 });
 
+/** Every ID `g` issues until it rejects; the IDs and the rejection. */
+async function drain(g) {
+  const got = [];
+  for (;;) {
+    try {
+      got.push(await g.nextId());
+    } catch (error) {
+      return { got, error };
+    }
+  }
+}
+
 test("an exhausted namespace rejects with exhausted, never a wrapped value", async () => {
   const { createGenerator, RangeIdError } = await pkg.esm();
   const ns = uniqueNs("full");
   await createNamespace(authority, admin, ns, { first: "1", max: "2500" });
   const g = await createGenerator(options(ns, { rangeSize: 1000, deadlineMs: 3000 }));
-  const got = [];
-  let error;
-  for (;;) {
-    try {
-      got.push(await g.nextId());
-    } catch (e) {
-      error = e;
-      break;
-    }
-  }
+  const { got, error } = await drain(g);
   assert.ok(error instanceof RangeIdError);
   assert.equal(error.code, "exhausted");
   // Ranges may install in any order; together they are exactly 1..=2500.
@@ -127,16 +130,7 @@ test("default options on a namespace whose maxCount is below the first range: ev
   await createNamespace(authority, admin, ns, { first: "1", max: "3000", maxCount: 100 });
   const g = await createGenerator(options(ns, { deadlineMs: 5000 }));
   assert.equal(g.stats().starved, 0, "waiting for the first range is not a starved call");
-  const got = [];
-  let error;
-  for (;;) {
-    try {
-      got.push(await g.nextId());
-    } catch (e) {
-      error = e;
-      break;
-    }
-  }
+  const { got, error } = await drain(g);
   assert.ok(error instanceof RangeIdError, String(error));
   assert.equal(error.code, "exhausted", error.message);
   assert.equal(error.remaining, "0", error.message);
