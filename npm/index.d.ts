@@ -53,8 +53,8 @@ export interface UnavailableError extends RangeIdErrorBase {
 /** The namespace has no IDs left for this generator. Final. */
 export interface ExhaustedError extends RangeIdErrorBase {
   readonly code: "exhausted";
-  /** Exactly how many IDs the namespace had left, as a decimal string. */
-  readonly remaining?: string;
+  /** How many IDs the namespace has left, as a decimal string: "0". */
+  readonly remaining: string;
 }
 
 /** The authority refused with a code this version does not know. Final. */

@@ -7,6 +7,11 @@
  * string) comes with `exhausted`, `retryAfterMs` with a busy authority, and
  * `cause` with a network error.
  */
+// Marks every RangeIdError, whichever copy of the package made it: an app
+// that loads both the ESM and the CommonJS build (or two copies of the
+// package) still gets `e instanceof RangeIdError` right.
+const BRAND = Symbol.for("rangeid.RangeIdError");
+
 export class RangeIdError extends Error {
   constructor(code, message, details = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -15,6 +20,12 @@ export class RangeIdError extends Error {
     for (const key of ["status", "authorityCode", "remaining", "retryAfterMs"]) {
       if (details[key] !== undefined) this[key] = details[key];
     }
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+
+  /** True for a RangeIdError from any copy of the package. */
+  static [Symbol.hasInstance](value) {
+    return typeof value === "object" && value !== null && value[BRAND] === true;
   }
 }
 

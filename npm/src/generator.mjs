@@ -311,11 +311,20 @@ export class Generator {
     }
   }
 
+  /** The token for one attempt. A token function that fails is retried
+   * like a lost answer (a secret store may be down for a moment); the
+   * error a caller gets then says no request was sent, and why. */
   async #credentials(fresh) {
     if (typeof this.#token !== "function") return this.#token;
-    const token = await this.#token({ refresh: fresh });
+    const beforeSend = (message, cause) => Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { beforeSend: true });
+    let token;
+    try {
+      token = await this.#token({ refresh: fresh });
+    } catch (e) {
+      throw beforeSend(`the token function failed: ${e?.message ?? e}`, e);
+    }
     if (typeof token !== "string" || token.length === 0) {
-      throw new RangeIdError("invalid_config", "the token function must return a non-empty string");
+      throw beforeSend(`the token function must return a non-empty string, returned ${token === "" ? '""' : typeof token}`);
     }
     return token;
   }
@@ -361,7 +370,8 @@ export class Generator {
     const where = `POST ${this.#endpoint}`;
     let said;
     if (f.noAnswer) {
-      said = `${where} got no answer${this.#lastCause ? `: ${this.#lastCause.message ?? this.#lastCause}` : ""}`;
+      const c = this.#lastCause;
+      said = c?.beforeSend ? `no request sent: ${c.message}` : `${where} got no answer${c ? `: ${c.message ?? c}` : ""}`;
     } else if (f.status !== undefined) {
       const what = f.message ? `${f.authorityCode}: ${f.message}` : "(not a rangeid authority's answer; is the url right?)";
       said = `${where} answered ${f.status} ${what}`;
@@ -371,7 +381,7 @@ export class Generator {
       : f.code === "frozen" ? "the namespace is frozen"
       : f.code === "exhausted" ? `namespace ${this.#namespace} is exhausted (${f.remaining ?? "0"} IDs left)`
       : `refused (${f.code})`);
-    const message = said ? `${head}: ${said}` : head;
+    const message = said ? `${head}: ${said}` : prefix ? `${head}: waiting on ${where}` : head;
     return new RangeIdError(f.code, message, {
       status: f.status,
       authorityCode: f.authorityCode,

@@ -200,9 +200,31 @@ test("a wrong URL rejects promptly, naming the URL and the status", async () => 
     assert.equal(e.status, 404);
     assert.match(e.message, /http:\/\/wrong\.example\/api\/v1\/ranges/);
     assert.match(e.message, /404/);
+    assert.equal(e.authorityCode, undefined, "no rangeid authority said anything");
     return true;
   });
   assert.ok(performance.now() - t < 1000, "not at the deadline");
+});
+
+test("a token function that fails: retried, and the error says no request was sent and why", async () => {
+  let calls = 0;
+  const token = async () => {
+    calls += 1;
+    throw new Error("vault down");
+  };
+  const fetch = async () => assert.fail("nothing may be sent without a token");
+  await assert.rejects(createGenerator({ ...base, token, fetch, deadlineMs: 400 }), (e) => {
+    assert.ok(e instanceof RangeIdError);
+    assert.equal(e.code, "unavailable");
+    assert.match(e.message, /no request sent: the token function failed: vault down/);
+    return true;
+  });
+  assert.ok(calls >= 2, `asked again: ${calls}`);
+  const empty = async () => "";
+  await assert.rejects(createGenerator({ ...base, token: empty, fetch, deadlineMs: 300 }), (e) => {
+    assert.match(e.message, /the token function must return a non-empty string, returned ""/);
+    return true;
+  });
 });
 
 test("errors keep what the authority said: status, message, remaining, retryAfterMs, cause", async () => {

@@ -202,4 +202,12 @@ test("CommonJS: require('rangeid') issues IDs and maps errors", async () => {
     createGenerator({ ...options(ns), token: "not-a-token" }),
     (e) => e instanceof RangeIdError && e.code === "unauthenticated",
   );
+  // An app that loads both builds gets one error class either way.
+  const esm = await pkg.esm();
+  assert.notEqual(esm.RangeIdError, RangeIdError, "two copies of the class");
+  const fromCjs = await createGenerator({ ...options(ns), token: "not-a-token" }).catch((e) => e);
+  assert.ok(fromCjs instanceof esm.RangeIdError, "a CommonJS error is an ESM RangeIdError");
+  const fromEsm = await esm.createGenerator({ ...options(ns), token: "not-a-token" }).catch((e) => e);
+  assert.ok(fromEsm instanceof RangeIdError, "and the other way round");
+  assert.ok(!(new Error("x") instanceof RangeIdError), "other errors are not");
 });

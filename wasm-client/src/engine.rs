@@ -254,7 +254,11 @@ impl Engine {
             Some(Reply::Refused(r)) => {
                 set(&o, "status", r.status);
                 set(&o, "message", r.message.as_str());
-                set(&o, "authorityCode", r.code.as_str());
+                // Only what a rangeid authority said: a bare 404 from
+                // elsewhere has a code (from its status) but no message.
+                if !r.message.as_str().is_empty() {
+                    set(&o, "authorityCode", r.code.as_str());
+                }
                 if let Some(n) = r.remaining {
                     set(&o, "remaining", decimal(n));
                 }

@@ -333,6 +333,12 @@ impl Lease {
             self.reserved.saturating_sub(self.requests.in_flight_ids())
         };
         s.outstanding = self.requests.outstanding() as u64;
+        if self.phase == Phase::Closed {
+            // What was in flight is given up: nothing is outstanding or
+            // ahead any more (its grants, if they come, are abandoned).
+            s.outstanding = 0;
+            s.reserved_ahead = s.available;
+        }
         let n = (s.grant_ms.count as usize).min(LATENCIES);
         let mut recent = self.latencies;
         let recent = &mut recent[..n];

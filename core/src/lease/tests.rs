@@ -1169,7 +1169,13 @@ fn closing_with_a_request_in_flight_counts_it_as_reserved() {
     let e = send(&mut l, 0).unwrap();
     assert_eq!(l.stats(0).reserved, 0);
     l.close();
-    assert_eq!(l.stats(0).reserved, e.request.count);
+    let s = l.stats(0);
+    assert_eq!(s.reserved, e.request.count);
+    assert_eq!(
+        (s.outstanding, s.reserved_ahead),
+        (0, 0),
+        "nothing is ahead once closed"
+    );
 }
 
 #[test]
