@@ -14,6 +14,9 @@ pub const MAX_OUTSTANDING: usize = 4;
 /// as a JS number (namespaces cap `maxCount` there too).
 pub const MAX_RANGE: u64 = crate::authority::NamespaceConfig::MAX_COUNT_LIMIT;
 
+/// `minRangeSize` when not given: a new generator's first request.
+pub const DEFAULT_MIN_COUNT: u64 = 1_000;
+
 /// The longest time any option may name: 24 hours.
 pub const MAX_TIME_MS: u64 = 86_400_000;
 
@@ -62,7 +65,7 @@ impl LeaseConfig {
     pub fn new(namespace: Namespace) -> LeaseConfig {
         LeaseConfig {
             namespace,
-            min_count: 1_000,
+            min_count: DEFAULT_MIN_COUNT,
             max_count: 1_000_000,
             target_lifetime_ms: 10_000,
             prefetch_lead_ms: 2_000,
@@ -214,7 +217,10 @@ impl fmt::Display for ConfigError {
                 f,
                 "namespace is not a valid name ({e}): use 1 to 63 of a-z, 0-9, '.', '_', '-', starting with a letter or digit"
             ),
-            ConfigError::MinAboveMax => f.write_str("minRangeSize is above maxRangeSize"),
+            ConfigError::MinAboveMax => write!(
+                f,
+                "minRangeSize is above maxRangeSize (minRangeSize defaults to {DEFAULT_MIN_COUNT}: lower it too, or set rangeSize for one fixed size)"
+            ),
             ConfigError::RetryBounds => f.write_str("retryInitialMs is above retryMaxMs"),
         }
     }
