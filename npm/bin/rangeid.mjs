@@ -242,6 +242,20 @@ function ok(res, accept = [200]) {
 
 const nsPath = (name) => `v1/namespaces/${encodeURIComponent(name)}`;
 
+/** One page of a namespace's newest-first listing (`grants`, `audit`): the
+ * paging flags checked, the page printed, and how to get the next one. */
+async function pagedList({ values, args, conn }, { command, empty, header, row }) {
+  const name = needNamespace(args[0]);
+  needCount("--limit", values.limit, 1000);
+  if (values.before !== undefined) needDecimal("--before", values.before);
+  const res = await call(conn, "GET", `${nsPath(name)}/${command}${query({ limit: values.limit, before: values.before })}`);
+  const body = ok(res);
+  if (values.json) return out(res.text);
+  const items = body[command];
+  out(items.length === 0 ? empty : table(header, items.map(row)));
+  if (body.nextBefore !== null) out(`more: rangeid ${command} ${name} --before ${body.nextBefore}${values.limit ? ` --limit ${values.limit}` : ""}`);
+}
+
 function needNamespace(name) {
   if (name === undefined) throw usage("a namespace NAME is required");
   if (!NAMESPACE_RE.test(name)) throw usage(`${JSON.stringify(name)} is not a namespace name (1 to 63 of a-z 0-9 . _ -, starting with a letter or digit)`);
@@ -577,19 +591,12 @@ every namespace's floor past every ID in use before letting generators in.`,
     options: { limit: { type: "string" }, before: { type: "string" } },
     optionsHelp: `  --limit N       grants per page, 1 to 1000 (default 100)
   --before START  the previous page's nextBefore`,
-    async run({ values, args, conn }) {
-      const name = needNamespace(args[0]);
-      needCount("--limit", values.limit, 1000);
-      if (values.before !== undefined) needDecimal("--before", values.before);
-      const res = await call(conn, "GET", `${nsPath(name)}/grants${query({ limit: values.limit, before: values.before })}`);
-      const body = ok(res);
-      if (values.json) return out(res.text);
-      out(body.grants.length === 0 ? "no retained grants" : table(
-        ["START", "END", "COUNT", "INCARNATION", "REQUEST", "SUB", "AT"],
-        body.grants.map((g) => [g.start, g.end, g.count, g.incarnation, g.requestId, g.sub, g.at]),
-      ));
-      if (body.nextBefore !== null) out(`more: rangeid grants ${name} --before ${body.nextBefore}${values.limit ? ` --limit ${values.limit}` : ""}`);
-    },
+    run: (ctx) => pagedList(ctx, {
+      command: "grants",
+      empty: "no retained grants",
+      header: ["START", "END", "COUNT", "INCARNATION", "REQUEST", "SUB", "AT"],
+      row: (g) => [g.start, g.end, g.count, g.incarnation, g.requestId, g.sub, g.at],
+    }),
   },
 
   lookup: {
@@ -621,19 +628,12 @@ every namespace's floor past every ID in use before letting generators in.`,
     options: { limit: { type: "string" }, before: { type: "string" } },
     optionsHelp: `  --limit N    entries per page, 1 to 1000 (default 100)
   --before ID  the previous page's nextBefore`,
-    async run({ values, args, conn }) {
-      const name = needNamespace(args[0]);
-      needCount("--limit", values.limit, 1000);
-      if (values.before !== undefined) needDecimal("--before", values.before);
-      const res = await call(conn, "GET", `${nsPath(name)}/audit${query({ limit: values.limit, before: values.before })}`);
-      const body = ok(res);
-      if (values.json) return out(res.text);
-      out(body.audit.length === 0 ? "no audit entries" : table(
-        ["ID", "AT", "ACTOR", "ACTION", "BEFORE", "AFTER", "REASON"],
-        body.audit.map((a) => [a.id, a.at, a.actor, a.action, compact(a.before), compact(a.after), a.reason ?? "-"]),
-      ));
-      if (body.nextBefore !== null) out(`more: rangeid audit ${name} --before ${body.nextBefore}${values.limit ? ` --limit ${values.limit}` : ""}`);
-    },
+    run: (ctx) => pagedList(ctx, {
+      command: "audit",
+      empty: "no audit entries",
+      header: ["ID", "AT", "ACTOR", "ACTION", "BEFORE", "AFTER", "REASON"],
+      row: (a) => [a.id, a.at, a.actor, a.action, compact(a.before), compact(a.after), a.reason ?? "-"],
+    }),
   },
 
   status: {
