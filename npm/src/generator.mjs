@@ -449,7 +449,8 @@ export class Generator {
   async warm() {
     // Asks without taking: a call that finds no ID counts as starved, and
     // waiting for the first range is not a caller going without.
-    const ready = () => this.#localLeft() > 0 || this.#engine.stats(0).available !== "0";
+    if (this.#closed) throw this.#error();
+    const ready = () => !this.#closed && (this.#localLeft() > 0 || this.#engine.stats(0).available !== "0");
     if (ready()) return;
     try {
       await this.#wait(() => (ready() ? true : undefined));

@@ -515,6 +515,11 @@ impl Lease {
         match self.phase {
             Phase::Running if self.frozen => IssueError::Frozen,
             Phase::Running => IssueError::Unavailable,
+            // Stopped, but a request in flight may still bring a committed
+            // range: not final until it is installed or given up.
+            Phase::Exhausted | Phase::Failed(_) if self.requests.outstanding() > 0 => {
+                IssueError::Unavailable
+            }
             Phase::Exhausted => IssueError::Exhausted,
             Phase::Failed(code) => IssueError::Failed(code),
             Phase::Closed => IssueError::Closed,
@@ -536,8 +541,22 @@ impl Lease {
     /// returns `None`, after every [`Lease::handle_reply`], when
     /// [`Lease::should_poll`] says so and at [`Lease::next_deadline`].
     pub fn poll(&mut self, now: u64) -> Option<Action> {
-        if self.phase == Phase::Running {
-            self.stats.requests_expired += self.requests.expire(now, MAX_REQUEST_AGE_MS);
+        match self.phase {
+            Phase::Running => {
+                self.stats.requests_expired += self.requests.expire(now, MAX_REQUEST_AGE_MS);
+            }
+            // Stopped: a request whose attempt has run out of time is not
+            // sent again but given up (it stays reserved: its range may
+            // have been committed), and its attempt cancelled.
+            Phase::Exhausted | Phase::Failed(_) => {
+                while let Some(p) = self.requests.give_up_due(now) {
+                    if p.first_sent.is_none() {
+                        // Never sent: nothing can have been committed.
+                        self.reserved = self.reserved.saturating_sub(p.count);
+                    }
+                }
+            }
+            Phase::Closed => {}
         }
         if let Some(ticket) = self.requests.next_cancel() {
             return Some(Action::Cancel(ticket));
@@ -615,9 +634,10 @@ impl Lease {
     /// When the driver must call [`Lease::poll`] next at the latest (a retry
     /// or an attempt's timeout), or `None` if nothing is scheduled.
     pub fn next_deadline(&self) -> Option<u64> {
-        if self.phase != Phase::Running {
+        if self.phase == Phase::Closed {
             return None;
         }
+        // Stopped engines still time out what is in flight (see `poll`).
         self.requests.next_due()
     }
 
@@ -726,6 +746,14 @@ impl Lease {
         let Some(slot) = self.requests.slot(ticket.request) else {
             return Handled::Stale;
         };
+        let Some(p) = self.requests.pending[slot] else {
+            return Handled::Stale;
+        };
+        // A superseded attempt's failure changes nothing, stopped or not:
+        // the attempt after it may still bring the committed range.
+        if p.first_sent.is_none() || ticket.attempt != p.attempt {
+            return Handled::Stale;
+        }
         if self.phase != Phase::Running {
             // Stopped: a request still in flight is not sent again. A refusal
             // says nothing was committed; after no usable answer its range
@@ -736,12 +764,6 @@ impl Lease {
                 self.requests.settle(slot);
             }
             return Handled::Stopped;
-        }
-        let Some(p) = self.requests.pending[slot] else {
-            return Handled::Stale;
-        };
-        if p.first_sent.is_none() || ticket.attempt != p.attempt {
-            return Handled::Stale;
         }
         self.last_failure = Some(*reply);
         let backoff = self.requests.backoff(

@@ -227,6 +227,13 @@ impl Requests {
         expired
     }
 
+    /// Settles the earliest request due at `now` without sending it again
+    /// (cancelling its latest attempt), for a stopped engine; returns it.
+    pub fn give_up_due(&mut self, now: u64) -> Option<Pending> {
+        let slot = self.due_slot(now)?;
+        self.settle(slot)
+    }
+
     pub fn next_due(&self) -> Option<u64> {
         self.pending.iter().flatten().map(|p| p.due).min()
     }

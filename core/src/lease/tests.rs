@@ -1328,6 +1328,78 @@ fn a_final_refusal_keeps_grants_already_on_their_way() {
 }
 
 #[test]
+fn a_stopped_engine_waits_for_grants_on_their_way_and_times_them_out() {
+    let (mut l, b, c, next) = two_in_flight();
+    // b times out while the engine still runs: attempt 1 goes out, attempt
+    // 0 stays open.
+    let b1 = (1_201..10_000)
+        .find_map(|now| {
+            actions(&mut l, now).into_iter().find_map(|a| match a {
+                Action::Send(o) if o.ticket.request == b.ticket.request => Some(o),
+                _ => None,
+            })
+        })
+        .expect("b is retried");
+    assert_eq!(b1.ticket.attempt, 1);
+    let c_latest = Ticket {
+        request: c.ticket.request,
+        attempt: l
+            .requests
+            .pending
+            .iter()
+            .flatten()
+            .find(|p| p.number == c.ticket.request)
+            .unwrap()
+            .attempt,
+    };
+    let none_left = refusal(ErrorCode::NamespaceExhausted, Some(0), None);
+    let t = 20_000;
+    assert_eq!(l.handle_reply(c_latest, &none_left, t), Handled::Stopped);
+    assert_eq!(
+        l.next_id(),
+        Err(IssueError::Unavailable),
+        "b may still bring IDs: not final yet"
+    );
+    // b's superseded attempt fails: nothing changes, stopped or not.
+    assert_eq!(
+        l.handle_reply(b.ticket, &Reply::no_answer(), t + 1),
+        Handled::Stale
+    );
+    assert_eq!(
+        answer(&mut l, &b1, next, t + 2),
+        Handled::Installed,
+        "the committed range is kept"
+    );
+    let (_, n) = drain(&mut l);
+    assert_eq!(n, b.request.count);
+    assert_eq!(
+        l.next_id(),
+        Err(IssueError::Exhausted),
+        "final once nothing is on its way"
+    );
+
+    // Another stop with a request whose answer never comes: at its
+    // deadline it is given up (still reserved) and its attempt cancelled.
+    let (mut l, b, c, _) = two_in_flight();
+    assert_eq!(
+        l.handle_reply(c.ticket, &none_left, 1_201),
+        Handled::Stopped
+    );
+    let deadline = l.next_deadline().expect("b still times out");
+    let acts = actions(&mut l, deadline);
+    assert!(acts.contains(&Action::Cancel(b.ticket)), "{acts:?}");
+    assert!(
+        !acts.iter().any(|a| matches!(a, Action::Send(_))),
+        "never sent again"
+    );
+    let s = l.stats(0);
+    assert_eq!(s.outstanding, 0);
+    assert!(s.reserved >= b.request.count);
+    assert_eq!(l.next_deadline(), None);
+    assert_eq!(l.next_id(), Err(IssueError::Exhausted));
+}
+
+#[test]
 fn what_remains_is_never_counted_twice() {
     let (mut l, b, c, next) = two_in_flight();
     // The authority committed b, then refused c with what is left after b;
