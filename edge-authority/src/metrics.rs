@@ -117,7 +117,12 @@ pub fn render(summaries: &[Value]) -> String {
     let mut rollbacks = Family::new(
         "rangeid_namespace_fence_rollbacks_total",
         "counter",
-        "Starts that found the fence's witness ahead of the object's storage (a restore).",
+        "Times the fence's witness was found ahead of the object's storage (a restore of the object).",
+    );
+    let mut behind = Family::new(
+        "rangeid_namespace_witness_behind_total",
+        "counter",
+        "Times the fence's witness was found below the object's fence (a restore of the witness) and raised back.",
     );
     for s in summaries {
         let Some(ns) = s["namespace"].as_str() else {
@@ -151,10 +156,12 @@ pub fn render(summaries: &[Value]) -> String {
         }
         put(&mut skipped, &[], &s["fence"]["skipped"]);
         put(&mut rollbacks, &[], &s["fence"]["rollbacks"]);
+        put(&mut behind, &[], &s["fence"]["witnessBehind"]);
     }
     let mut out = String::new();
     for f in [
         next, remaining, ids, ranges, rate, frozen, exhaustion, refusals, skipped, rollbacks,
+        behind,
     ] {
         let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
         let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
@@ -199,7 +206,7 @@ mod tests {
             !text.contains("rangeid_namespace_exhaustion_seconds{"),
             "no rate, no estimate"
         );
-        assert_eq!(text.matches("# HELP").count(), 10);
+        assert_eq!(text.matches("# HELP").count(), 11);
         // Every sample line is `name{labels} value`.
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             let (_, value) = line.rsplit_once(' ').unwrap();

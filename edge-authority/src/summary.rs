@@ -8,7 +8,7 @@
 //!  "grantRate":{"lastMinute":{"ranges":1,"idsPerSecond":183.3},
 //!               "lastHour":{"ranges":1,"idsPerSecond":3.05}},
 //!  "exhaustion":{"seconds":2.9e12,"at":"..."},
-//!  "fence":{"mark":"31001","skipped":"0","rollbacks":0}}
+//!  "fence":{"mark":"31001","skipped":"0","rollbacks":0,"witnessBehind":0}}
 //! ```
 //!
 //! ID-valued fields are decimal strings; `maxCount` and `rangesGranted` are
@@ -59,15 +59,18 @@ pub struct Exhaustion {
 
 /// The restore fence as the namespace object holds it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Fence {
     /// The mark the witness acknowledged: no grant ends above it.
     pub mark: DecBound,
     /// IDs starts skipped to reach the witness's mark, in all.
     pub skipped: DecBound,
-    /// Starts that found the witness above this object's mark (its storage
-    /// was rolled back, or it stopped between the witness's acknowledgement
-    /// and its own write).
+    /// Times the witness was found above every mark this object recorded
+    /// or asked for: its storage was rolled back (audited `fence_forward`).
     pub rollbacks: u64,
+    /// Times the witness was found below this object's fence (restored or
+    /// wiped) and raised back (audited `witness_behind`).
+    pub witness_behind: u64,
 }
 
 /// The summary of one namespace.
@@ -161,6 +164,7 @@ pub fn summarize(row: &NamespaceRow, minutes: &[Minute], refusals: Refusals, now
             mark: DecBound(s.fence()),
             skipped: DecBound(row.fence_skipped),
             rollbacks: row.fence_forwards,
+            witness_behind: row.witness_behinds,
         },
         refusals,
     }

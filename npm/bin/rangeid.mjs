@@ -363,7 +363,7 @@ function summaryText(s) {
     ["last minute", window(s.grantRate.lastMinute)],
     ["last hour", window(s.grantRate.lastHour)],
     ["exhaustion", exhaustionText(s)],
-    ["fence", `mark ${s.fence.mark}, skipped ${s.fence.skipped}, rollbacks ${s.fence.rollbacks}`],
+    ["fence", `mark ${s.fence.mark}, skipped ${s.fence.skipped}, rollbacks ${s.fence.rollbacks}, witness behind ${s.fence.witnessBehind}`],
     // Fields a newer authority adds are shown as they come.
     ...Object.entries(s)
       .filter(([k]) => !SUMMARY_FIELDS.has(k))

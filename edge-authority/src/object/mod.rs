@@ -11,7 +11,7 @@
 //! ([`Sql::atomically`], `transactionSync` on the runtime). A grant that
 //! would pass the fence is not written: [`handle`] answers
 //! [`Step::RaiseFence`] and the driver has the witness raise its mark,
-//! records it ([`grant::record_fence`]) and asks again. Admin actions
+//! applies its answer ([`grant::witnessed`]) and asks again. Admin actions
 //! write their audit entry in the same transaction as the change. A failed
 //! write commits nothing and answers `503 unavailable`.
 //!
@@ -20,6 +20,8 @@
 //! - [`ledger`]: retained grants, lookups, the audit log, rates, pruning.
 //! - [`witness`]: the fence object: one mark that only rises.
 //! - [`registry`]: the list of namespaces.
+//! - [`schedule`]: when the alarm is due and what it does: pushes,
+//!   pruning, and the periodic check-in (witness, registry).
 
 use rangeid_core::wire::{DecBound, DecU64};
 use rangeid_core::{GrantRequest, Namespace};
@@ -34,6 +36,7 @@ pub mod admin;
 pub mod grant;
 pub mod ledger;
 pub mod registry;
+pub mod schedule;
 pub mod witness;
 
 pub use ledger::{prune, Window};
@@ -178,7 +181,7 @@ pub enum Step {
     /// Send this answer.
     Reply(Outcome),
     /// Have the witness raise its mark to at least `target`, record what it
-    /// acknowledged with [`grant::record_fence`], then handle the request
+    /// acknowledged with [`grant::witnessed`], then handle the request
     /// again. Nothing was written.
     RaiseFence {
         /// The mark to ask for.

@@ -35,6 +35,7 @@ export function SummaryFigures({ summary: s }: { summary: Summary }) {
         {s.fence && figure("Fence mark", s.fence.mark)}
         {s.fence && figure("Fence skipped", grouped(s.fence.skipped))}
         {s.fence && figure("Fence rollbacks", grouped(String(s.fence.rollbacks)))}
+        {s.fence && figure("Witness restores", grouped(String(s.fence.witnessBehind)))}
       </dl>
     </section>
   );
