@@ -444,11 +444,7 @@ impl Namespace {
     /// witness heard from since this instance started) and the fence;
     /// everything else straight to the storage logic.
     async fn serve(&self, request: &ObjectRequest) -> HttpReply {
-        let gated = matches!(
-            request,
-            ObjectRequest::Grant { .. } | ObjectRequest::Floor { .. }
-        );
-        if gated && !self.gate.started.get() {
+        if request.waits_for_witness() && !self.gate.started.get() {
             let again = check_witness(
                 self.state.storage(),
                 self.env.clone(),

@@ -127,6 +127,17 @@ pub enum ObjectRequest {
 }
 
 impl ObjectRequest {
+    /// Whether the request waits until the object has heard from its
+    /// witness since it started: a grant or a floor, which the witness
+    /// must cover. A floor that went ahead of that read would raise the
+    /// witness itself, and a restore of the object would then go unseen.
+    pub fn waits_for_witness(&self) -> bool {
+        matches!(
+            self,
+            ObjectRequest::Grant { .. } | ObjectRequest::Floor { .. }
+        )
+    }
+
     /// The namespace the request is for (its object's name).
     pub fn namespace(&self) -> &Namespace {
         match self {

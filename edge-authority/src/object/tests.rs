@@ -835,3 +835,55 @@ fn an_admin_change_without_its_audit_entry_commits_nothing() {
     );
     assert_eq!(a["audit"].as_array().map(Vec::len), Some(1));
 }
+
+/// A floor right after a restore: the object hears from its witness first
+/// (its start), so the rollback is audited; had the floor gone ahead, its
+/// own raise would have lifted the witness and hidden the rollback.
+#[test]
+fn a_floor_after_a_restore_waits_for_the_start_and_shows_the_rollback() {
+    let floor = ObjectRequest::Floor {
+        namespace: ns("fl"),
+        floor: DecU64(1_000_000),
+        actor: "ops".into(),
+    };
+    assert!(floor.waits_for_witness());
+    assert!(grant_req("fl", "a", "r", 1).waits_for_witness());
+    assert!(!ObjectRequest::Summary {
+        namespace: ns("fl")
+    }
+    .waits_for_witness());
+
+    let db = db();
+    call(&db, create_req("fl", 1, u64::MAX, 1_000));
+    call(&db, grant_req("fl", "a", "r1", 100));
+    let copy = snapshot(&db);
+    for i in 2..30 {
+        call(&db, grant_req("fl", "a", &format!("r{i}"), 100));
+    }
+    restore(&db, &copy);
+    // The driver's order for a request that waits: the start, then the floor.
+    let st = check(&db, T0 + 1);
+    assert!(st.forward, "{st:?}");
+    let (status, _) = call(&db, floor);
+    assert_eq!(status, 200);
+    let actions = audit_actions(&db, "fl");
+    assert!(actions.contains(&"fence_forward".to_owned()), "{actions:?}");
+    // Had the floor raised the witness first, the start would read a mark
+    // the object asked for itself: no rollback to see.
+    let db = self::db();
+    call(&db, create_req("fl", 1, u64::MAX, 1_000));
+    call(&db, grant_req("fl", "a", "r1", 100));
+    let copy = snapshot(&db);
+    for i in 2..30 {
+        call(&db, grant_req("fl", "a", &format!("r{i}"), 100));
+    }
+    restore(&db, &copy);
+    let mark = admin::floor_mark(&db, &ns("fl"), 1_000_000)
+        .unwrap()
+        .unwrap();
+    raise(&db, mark);
+    assert!(
+        !check(&db, T0 + 2).forward,
+        "the floor's raise hid the rollback"
+    );
+}
