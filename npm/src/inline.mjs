@@ -1,11 +1,11 @@
 // The engine inlined as base64 (`rangeid/inline`), for bundles that cannot
 // load the package's .wasm file: a Node server bundled by webpack (Next.js's
 // `next build --webpack` picks this build through the `webpack` condition),
-// test runners that transform modules, single-file bundles, browsers where
-// serving a .wasm asset is awkward. It compiles the engine from bytes at
-// run time, which Workers and edge runtimes forbid: they take the
-// `workerd` / `edge-light` builds. About a third larger than the .wasm file,
-// and only this entry carries it.
+// a bundler that does not copy the file, a single-file bundle, a page where
+// serving a .wasm file is awkward. It compiles the engine from bytes at run
+// time, which Workers and edge runtimes forbid: they take the `workerd` /
+// `edge-light` builds. About a third larger than the .wasm file, and only
+// this build carries it.
 import base64 from "../wasm/rangeid_wasm_bg.base64.mjs";
 import { init, initSync, makeCreateGenerator, Generator, RangeIdError } from "./api.mjs";
 
