@@ -45,5 +45,5 @@ node --test 'npm/test/*.test.mjs'
 step "the admin page type-checks"
 www/node_modules/.bin/tsc -p www/tsconfig.json
 
-step "integration: the authority on workerd (API, fence and restore drills, hardening, HTTP fuzzing), the packed package (ESM, CJS, Chromium, Worker), the admin page in Chromium"
-node --test --test-concurrency=1 'tests/authority/*.test.mjs' 'tests/npm/*.test.mjs' 'tests/www/*.test.mjs'
+step "integration: the authority on workerd (API, fence and restore drills, hardening, HTTP fuzzing), the packed package (ESM, CJS, Chromium, Worker), the example apps (Next.js with Turbopack and webpack, Vite), the admin page in Chromium"
+node --test --test-concurrency=1 'tests/authority/*.test.mjs' 'tests/npm/*.test.mjs' 'tests/examples/*.test.mjs' 'tests/www/*.test.mjs'
