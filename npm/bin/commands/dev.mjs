@@ -130,7 +130,7 @@ async function dev(values, { Exit, usage, out }) {
     PATH: process.env.PATH ?? "",
     RANGEID_SIGNING_KEYS: readFileSync(keys, "utf8").trim(),
     RANGEID_CORS_ORIGINS: values["cors-origins"] ?? process.env.RANGEID_CORS_ORIGINS ?? "",
-    RANGEID_GRANT_RETENTION_SECONDS: process.env.RANGEID_GRANT_RETENTION_SECONDS ?? "86400",
+    RANGEID_GRANT_RETENTION_SECONDS: process.env.RANGEID_GRANT_RETENTION_SECONDS || "86400",
     RANGEID_TOKEN_AUDIENCE: audience,
   };
   const state = join(home, "workerd-state");
