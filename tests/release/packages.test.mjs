@@ -8,7 +8,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { publint } from "publint";
 import { formatMessage } from "publint/utils";
 import { changelogSections, releaseProblems } from "../../scripts/release-check.mjs";
@@ -34,11 +34,11 @@ before(() => {
   execFileSync(join(repo, "edge-authority", "scripts", "build.sh"), { stdio: ["ignore", "ignore", "ignore"] });
   built = mtimes();
   packed = packBoth();
-  scratch.push(packed.rangeid.tarball);
+  scratch.push(dirname(packed.rangeid.tarball));
 });
 
 after(() => {
-  for (const f of scratch) rmSync(f, { force: true });
+  for (const f of scratch) rmSync(f, { recursive: true, force: true });
 });
 
 test("packing runs each package's prepack, which builds nothing when the build is up to date", () => {
@@ -109,13 +109,14 @@ test("a pack after an output was deleted builds it again, so no tarball ships wi
   const dtsCts = join(PACKAGES.rangeid, "index.d.cts");
   rmSync(dtsCts);
   const client = pack("rangeid");
-  scratch.push(client.tarball);
+  scratch.push(dirname(client.tarball));
   assert.ok(client.files.includes("index.d.cts"), "index.d.cts is in the tarball");
   assert.match(client.log, /built .*index\.d\.cts/, "the client's prepack rebuilt it");
   assert.ok(statSync(dtsCts).size > 0);
 
   rmSync(join(PACKAGES["rangeid-authority"], "build"), { recursive: true });
   const authority = pack("rangeid-authority");
+  scratch.push(dirname(authority.tarball));
   assert.deepEqual(compare(authority.files, expected["rangeid-authority"]), { missing: [], unexpected: [] });
 });
 
