@@ -11,7 +11,7 @@
 use js_sys::{Array, Object, Reflect};
 use rangeid_core::decimal::Decimal;
 use rangeid_core::lease::{Handled, LeaseOptions, OptionValue, Phase, Stats};
-use rangeid_core::reply::{Reply, TransientKind};
+use rangeid_core::reply::{Excerpt, Reply, TransientKind};
 use rangeid_core::{Action, Lease, Range, Ticket};
 use wasm_bindgen::prelude::*;
 
@@ -76,7 +76,9 @@ fn handled(h: Handled) -> &'static str {
         Handled::NotOurs(_) => "not_ours",
         Handled::Stale => "stale",
         Handled::WillRetry => "will_retry",
+        Handled::Blocked => "blocked",
         Handled::Stopped => "stopped",
+        _ => "other",
     }
 }
 
@@ -239,26 +241,35 @@ impl Engine {
     }
 
     /// Why no ID can be issued now, for the error a caller gets:
-    /// `{code, final, status?, message?, authorityCode?, remaining?,
-    /// retryAfterMs?, noAnswer?}`. `code` is the JS code and `final` whether
-    /// waiting can help; the rest describe the last failed attempt.
+    /// `{code, final, wait, status?, message?, authorityCode?, excerpt?,
+    /// remaining?, retryAfterMs?, noAnswer?, blockedUntil?}`. `code` is the
+    /// JS code, `final` whether the engine can never issue again, `wait`
+    /// whether a caller should wait for a range (else it is told at once);
+    /// the rest describe the last failed attempt (`excerpt`: the first
+    /// bytes of an answer that is not a rangeid one) and, while blocked,
+    /// when the engine asks again (same clock as `now`).
     pub fn failure(&self) -> JsValue {
         let o = Object::new();
         let why = self.lease.issue_error();
         set(&o, "code", why.client_code());
         set(&o, "final", why.is_final());
+        set(&o, "wait", why.waits());
         if let Some(n) = why.remaining() {
             set(&o, "remaining", decimal(n));
         }
+        if let Some(b) = self.lease.blocked() {
+            set(&o, "blockedUntil", b.until as f64);
+        }
+        let excerpt = |o: &Object, e: &Excerpt| {
+            if !e.as_str().is_empty() {
+                set(o, "excerpt", e.as_str());
+            }
+        };
         match self.lease.last_failure() {
             Some(Reply::Refused(r)) => {
                 set(&o, "status", r.status);
                 set(&o, "message", r.message.as_str());
-                // Only what a rangeid authority said: a bare 404 from
-                // elsewhere has a code (from its status) but no message.
-                if !r.message.as_str().is_empty() {
-                    set(&o, "authorityCode", r.code.as_str());
-                }
+                set(&o, "authorityCode", r.code.as_str());
                 if let Some(n) = r.remaining {
                     set(&o, "remaining", decimal(n));
                 }
@@ -266,10 +277,18 @@ impl Engine {
                     set(&o, "retryAfterMs", ms as f64);
                 }
             }
+            Some(Reply::Foreign(f)) => {
+                set(&o, "status", f.status);
+                excerpt(&o, &f.excerpt);
+                if let Some(ms) = f.retry_after_ms {
+                    set(&o, "retryAfterMs", ms as f64);
+                }
+            }
             Some(Reply::Transient(t)) => {
                 if let Some(s) = t.status {
                     set(&o, "status", s);
                 }
+                excerpt(&o, &t.excerpt);
                 if let Some(ms) = t.retry_after_ms {
                     set(&o, "retryAfterMs", ms as f64);
                 }
@@ -288,6 +307,7 @@ impl Engine {
         let o = Object::new();
         set(&o, "incarnation", self.lease.incarnation().as_str());
         let phase = match self.lease.phase() {
+            Phase::Running if self.lease.blocked().is_some() => "blocked",
             Phase::Running => "running",
             Phase::Exhausted => "exhausted",
             Phase::Closed => "closed",
@@ -305,6 +325,8 @@ impl Engine {
             ("retries", s.retries),
             ("requestsExpired", s.requests_expired),
             ("starved", s.starved),
+            ("blocks", s.blocks),
+            ("unblocks", s.unblocks),
             ("outstanding", s.outstanding),
             ("ratePerSecond", self.lease.rate()),
         ] {

@@ -196,3 +196,50 @@ fn a_busy_authority_is_retried_with_its_retry_after() {
     assert_eq!(field(&f, "retryAfterMs").as_f64(), Some(3000.0));
     assert_eq!(e.handle_no_answer(1.0, 7.0, 11.0), "stale");
 }
+
+#[wasm_bindgen_test]
+fn a_proxys_refusal_blocks_with_its_status_and_first_bytes() {
+    let mut e = engine(10.0);
+    send(&mut e, 0.0);
+    let page = "<html>\n<head><title>403 Forbidden</title></head>\n<body>cloudfront</body></html>";
+    assert_eq!(e.handle_answer(1.0, 0.0, 403, page, -1.0, 10.0), "blocked");
+    assert_eq!(e.lend(1.0).as_string().as_deref(), Some("forbidden"));
+    let f = e.failure();
+    assert_eq!(field(&f, "code").as_string().as_deref(), Some("forbidden"));
+    assert_eq!(field(&f, "final").as_bool(), Some(false));
+    assert_eq!(
+        field(&f, "wait").as_bool(),
+        Some(false),
+        "callers are told at once"
+    );
+    assert_eq!(field(&f, "status").as_f64(), Some(403.0));
+    assert_eq!(
+        field(&f, "excerpt").as_string().as_deref(),
+        Some("<html> <head><title>403 Forbidden</title></head> <body>cloudfront</body></html>")
+    );
+    assert!(
+        field(&f, "authorityCode").is_undefined(),
+        "no rangeid authority said it"
+    );
+    let until = field(&f, "blockedUntil").as_f64().unwrap();
+    assert!(until > 10.0 && e.next_deadline() == until);
+    let stats = e.stats(0.0);
+    assert_eq!(
+        field(&stats, "phase").as_string().as_deref(),
+        Some("blocked")
+    );
+    assert_eq!(field(&stats, "blocks").as_f64(), Some(1.0));
+    // The authority answers the probe: the block ends.
+    let (request, attempt, _) = send(&mut e, until);
+    let g = grant(&e, request, 1, 10);
+    assert_eq!(
+        e.handle_answer(request, attempt, 200, &g, -1.0, until + 1.0),
+        "installed"
+    );
+    let stats = e.stats(0.0);
+    assert_eq!(
+        field(&stats, "phase").as_string().as_deref(),
+        Some("running")
+    );
+    assert_eq!(field(&stats, "unblocks").as_f64(), Some(1.0));
+}

@@ -23,6 +23,7 @@
 use core::fmt;
 
 use crate::authority::GrantRequest;
+use crate::code::ErrorCode;
 use crate::names::Incarnation;
 use crate::range::Range;
 use crate::reply::{Disposition, GrantReply, Reply, ReplyCode};
@@ -32,8 +33,9 @@ mod requests;
 mod sizing;
 
 pub use config::{
-    ClientConfig, ConfigError, LeaseConfig, LeaseOptions, OptionName, OptionValue, MAX_DEADLINE_MS,
-    MAX_OUTSTANDING, MAX_RANGE, MAX_REQUEST_AGE_MS, MAX_TIME_MS,
+    ClientConfig, ConfigError, LeaseConfig, LeaseOptions, OptionName, OptionValue,
+    BLOCKED_BACKOFF_FACTOR, MAX_DEADLINE_MS, MAX_OUTSTANDING, MAX_RANGE, MAX_REQUEST_AGE_MS,
+    MAX_TIME_MS,
 };
 pub use requests::{Action, Outgoing, Ticket};
 pub use sizing::{REMAINING_SHARE, TRUST_MS, WINDOW_MS};
@@ -54,12 +56,17 @@ const LATENCIES: usize = 64;
 
 /// Why no ID was issued. Nothing changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum IssueError {
     /// No range is ready yet; one is on its way or will be asked for.
     Unavailable,
     /// No range is ready and the authority refuses new ones while the
     /// namespace is frozen; the engine keeps asking.
     Frozen,
+    /// No range is ready and the engine is blocked (see [`Blocked`]): a
+    /// caller should not wait, but the engine asks again by itself; not
+    /// final. The code is that of the answer that blocked it.
+    Blocked(ReplyCode),
     /// The namespace has no IDs left: the authority said 0 remain, in a
     /// refusal or with the grant that took the last ones; final.
     Exhausted,
@@ -74,13 +81,24 @@ pub enum IssueError {
 }
 
 impl IssueError {
-    /// Whether waiting cannot help: everything but `Unavailable` and
-    /// `Frozen` (and `EmptyBatch`, which is the caller's mistake).
+    /// Whether this engine can never issue again: everything but
+    /// `Unavailable`, `Frozen` and `Blocked` (and `EmptyBatch`, which is
+    /// the caller's mistake).
     pub const fn is_final(&self) -> bool {
         !matches!(
             self,
-            IssueError::Unavailable | IssueError::Frozen | IssueError::EmptyBatch
+            IssueError::Unavailable
+                | IssueError::Frozen
+                | IssueError::Blocked(_)
+                | IssueError::EmptyBatch
         )
+    }
+
+    /// Whether a caller should wait for a range (until its deadline):
+    /// only for `Unavailable` and `Frozen`. Every other error is given to
+    /// waiting callers at once, `Blocked` included.
+    pub const fn waits(&self) -> bool {
+        matches!(self, IssueError::Unavailable | IssueError::Frozen)
     }
 
     /// How many IDs the namespace has left, where this error says: 0 for
@@ -99,6 +117,7 @@ impl IssueError {
         match self {
             IssueError::Unavailable => "unavailable",
             IssueError::Frozen => "frozen",
+            IssueError::Blocked(code) => code.client_code(),
             IssueError::Exhausted => "exhausted",
             IssueError::Failed(code) => code.client_code(),
             IssueError::Closed => "closed",
@@ -112,6 +131,10 @@ impl fmt::Display for IssueError {
         match self {
             IssueError::Unavailable => f.write_str("no ID is ready yet"),
             IssueError::Frozen => f.write_str("the namespace is frozen"),
+            IssueError::Blocked(code) => write!(
+                f,
+                "range requests are refused ({code}) by something other than the authority, or with fresh credentials; asking again later"
+            ),
             IssueError::Exhausted => f.write_str("the namespace is exhausted"),
             IssueError::Failed(code) => write!(f, "the authority refused this generator: {code}"),
             IssueError::Closed => f.write_str("the generator is closed"),
@@ -122,6 +145,7 @@ impl fmt::Display for IssueError {
 
 /// What became of an attempt's outcome handed to [`Lease::handle_reply`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Handled {
     /// A grant, installed: its IDs will be issued.
     Installed,
@@ -134,6 +158,9 @@ pub enum Handled {
     Stale,
     /// A failure; the request will be sent again (or a smaller one made).
     WillRetry,
+    /// A failure that blocks the engine (see [`Blocked`]); the request
+    /// will be sent again after the block's backoff.
+    Blocked,
     /// A failure that stops the engine asking (exhausted, or refused for
     /// good); installed IDs still issue.
     Stopped,
@@ -207,6 +234,10 @@ pub struct Stats {
     pub requests_expired: u64,
     /// Calls that found no ID ready.
     pub starved: u64,
+    /// Times the engine became blocked (see [`Blocked`]).
+    pub blocks: u64,
+    /// Times a block ended: the authority answered again.
+    pub unblocks: u64,
     /// IDs abandoned (by `close`, or grants that arrived after it).
     pub abandoned: u64,
     /// Grant round trips.
@@ -224,6 +255,26 @@ pub enum Phase {
     Failed(ReplyCode),
     /// Closed; issues nothing.
     Closed,
+}
+
+/// Why the engine is blocked, and until when: something other than a
+/// rangeid authority (a proxy, a WAF, a server at a wrong URL) refused its
+/// requests with a 4xx, or the authority refused its credentials even
+/// fresh. Callers are not made to wait; the engine sends one request at a
+/// time again after a backoff from `retry_max_ms` that doubles per blocked
+/// answer up to [`BLOCKED_BACKOFF_FACTOR`] times it (and at least
+/// `Retry-After`), with fresh credentials after a 401. The block ends when
+/// the authority answers again: a grant, or any of its own refusals but
+/// `unauthenticated`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blocked {
+    /// The code of the last answer that blocked (a foreign answer's, from
+    /// its status).
+    pub code: ReplyCode,
+    /// Blocked answers in a row.
+    pub answers: u32,
+    /// When the engine asks again, on the engine's clock.
+    pub until: u64,
 }
 
 /// One generator's lease engine. See the module documentation.
@@ -247,6 +298,7 @@ pub struct Lease {
     recent_at: usize,
     phase: Phase,
     frozen: bool,
+    blocked: Option<Blocked>,
     // What the authority last said remains, after an exhaustion refusal.
     known_remaining: Option<u64>,
     last_failure: Option<Reply>,
@@ -284,6 +336,7 @@ impl Lease {
             recent_at: 0,
             phase: Phase::Running,
             frozen: false,
+            blocked: None,
             known_remaining: None,
             last_failure: None,
             sizing: Sizing::new(now),
@@ -309,8 +362,15 @@ impl Lease {
         self.phase
     }
 
+    /// Whether (and why, and until when) the engine is blocked; `None`
+    /// once stopped.
+    pub fn blocked(&self) -> Option<Blocked> {
+        self.blocked.filter(|_| self.phase == Phase::Running)
+    }
+
     /// The last failure of a current attempt (a refusal or no usable
-    /// answer); cleared by the next installed grant. What a driver puts in
+    /// answer; while blocked, the answer that blocked it or a later
+    /// refusal); cleared by the next installed grant. What a driver puts in
     /// the error it gives a caller who waited in vain.
     pub fn last_failure(&self) -> Option<&Reply> {
         self.last_failure.as_ref()
@@ -513,6 +573,10 @@ impl Lease {
     /// or `Frozen` while the engine is still asking, else why it stopped.
     pub fn issue_error(&self) -> IssueError {
         match self.phase {
+            Phase::Running if self.blocked.is_some() => IssueError::Blocked(
+                self.blocked
+                    .map_or(ReplyCode::Known(ErrorCode::Unavailable), |b| b.code),
+            ),
             Phase::Running if self.frozen => IssueError::Frozen,
             Phase::Running => IssueError::Unavailable,
             // Stopped, but a request in flight may still bring a committed
@@ -576,9 +640,9 @@ impl Lease {
             return Some(out);
         }
         let outstanding = self.requests.outstanding();
-        // While frozen, one request at a time probes for the thaw.
+        // While frozen or blocked, one request at a time probes for the end.
         if self.at_capacity()
-            || (self.frozen && outstanding > 0)
+            || ((self.frozen || self.blocked.is_some()) && outstanding > 0)
             || self.on_the_way() > self.sizing.low_water(&self.config)
         {
             return None;
@@ -598,7 +662,10 @@ impl Lease {
             self.known_remaining,
             starved,
         )?;
-        if !self.requests.make(count, now) {
+        // Blocked: a new request (one that replaces an expired probe) waits
+        // for the block's time too.
+        let due = self.blocked.map_or(now, |b| b.until.max(now));
+        if !self.requests.make(count, due) {
             return None;
         }
         self.reserved = self.reserved.saturating_add(count);
@@ -703,6 +770,7 @@ impl Lease {
             return Handled::Duplicate;
         }
         self.frozen = false;
+        self.end_block();
         self.last_failure = None;
         let ns = &mut self.sizing.namespace;
         ns.max_count = reply.capacity.max_count.or(ns.max_count);
@@ -765,20 +833,33 @@ impl Lease {
             }
             return Handled::Stopped;
         }
-        self.last_failure = Some(*reply);
+        let Some(disposition) = reply.disposition() else {
+            return Handled::Stale;
+        };
+        let retry_after = reply.retry_after_ms().unwrap_or(0);
+        // The authority answered with a refusal of its own: the way to it
+        // is open again, whatever it says.
+        let own_refusal = matches!(reply, Reply::Refused(_))
+            && !matches!(
+                disposition,
+                Disposition::Reauthenticate | Disposition::Blocked
+            );
+        if own_refusal {
+            self.end_block();
+        }
+        // While blocked, a later attempt that got no usable answer does not
+        // hide what blocked the engine.
+        if self.blocked.is_none() || !matches!(reply, Reply::Transient(_)) {
+            self.last_failure = Some(*reply);
+        }
         let backoff = self.requests.backoff(
             p.attempt,
             self.config.retry_initial_ms,
             self.config.retry_max_ms,
         );
-        let (disposition, retry_after) = match reply {
-            Reply::Refused(r) => (r.disposition(), r.retry_after_ms),
-            Reply::Transient(t) => (Disposition::Retry, t.retry_after_ms),
-            Reply::Grant(_) => return Handled::Stale,
-        };
         match disposition {
             Disposition::Retry => {
-                let wait = backoff.max(retry_after.unwrap_or(0));
+                let wait = backoff.max(retry_after);
                 self.requests
                     .retry_at(slot, now.saturating_add(wait), false);
                 Handled::WillRetry
@@ -792,6 +873,34 @@ impl Lease {
             Disposition::Reauthenticate if !p.sent_fresh => {
                 self.requests.retry_at(slot, now, true);
                 Handled::WillRetry
+            }
+            Disposition::Reauthenticate | Disposition::Blocked => {
+                let code = reply
+                    .code()
+                    .unwrap_or(ReplyCode::Known(ErrorCode::Unavailable));
+                let answers = self.blocked.map_or(0, |b| b.answers).saturating_add(1);
+                if self.blocked.is_none() {
+                    self.stats.blocks += 1;
+                }
+                let first = self.config.retry_max_ms;
+                let longest = first
+                    .saturating_mul(BLOCKED_BACKOFF_FACTOR)
+                    .min(MAX_TIME_MS);
+                let wait = self
+                    .requests
+                    .backoff(answers - 1, first, longest)
+                    .max(retry_after);
+                let until = now.saturating_add(wait);
+                self.blocked = Some(Blocked {
+                    code,
+                    answers,
+                    until,
+                });
+                // Credentials refused even fresh: every probe asks for
+                // fresh ones, so a token source that mends is heard.
+                let fresh = disposition == Disposition::Reauthenticate;
+                self.requests.retry_at(slot, until, fresh);
+                Handled::Blocked
             }
             Disposition::Exhausted { remaining } if remaining > 0 => {
                 // Retire this request; the next one asks for what remains.
@@ -818,15 +927,22 @@ impl Lease {
                 self.last_failure = None;
                 Handled::WillRetry
             }
-            Disposition::CountAbove { .. } | Disposition::Reauthenticate | Disposition::Final => {
+            _ => {
+                // Final (and a count refusal that cannot be mended).
                 self.unreserve(slot);
-                let code = match reply {
-                    Reply::Refused(r) => r.code,
-                    _ => return Handled::Stale,
+                let Some(code) = reply.code() else {
+                    return Handled::Stale;
                 };
                 self.phase = Phase::Failed(code);
                 Handled::Stopped
             }
+        }
+    }
+
+    /// Ends a block, if there is one: the authority answered again.
+    fn end_block(&mut self) {
+        if self.blocked.take().is_some() {
+            self.stats.unblocks += 1;
         }
     }
 
@@ -854,6 +970,9 @@ impl Lease {
         self.lent -= unused;
         self.settle_lent();
         let abandoned = self.available().saturating_add(unused);
+        // A request never sent (one waiting out a block) reserved nothing.
+        let unsent = self.requests.drop_unsent();
+        self.reserved = self.reserved.saturating_sub(unsent);
         self.left = 0;
         self.ready = [None; WAITING];
         // Requests stay pending but are never sent again: a grant that

@@ -380,21 +380,235 @@ fn unavailable_waits_at_least_retry_after() {
 }
 
 #[test]
-fn an_expired_token_is_retried_once_with_fresh_credentials() {
+fn an_expired_token_is_retried_once_with_fresh_credentials_then_blocks() {
     let mut l = lease(config());
     let out = send(&mut l, 0).unwrap();
     let expired = refusal(ErrorCode::Unauthenticated, None, None);
     assert_eq!(l.handle_reply(out.ticket, &expired, 1), Handled::WillRetry);
+    assert_eq!(
+        l.next_id(),
+        Err(IssueError::Unavailable),
+        "one fresh try first"
+    );
     let again = send(&mut l, 1).unwrap();
     assert!(again.fresh_credentials);
     assert_eq!((again.request, again.ticket.attempt), (out.request, 1));
-    // Refused again with fresh credentials: final.
-    assert_eq!(l.handle_reply(again.ticket, &expired, 2), Handled::Stopped);
+    // Refused again with fresh credentials: blocked, not final.
+    assert_eq!(l.handle_reply(again.ticket, &expired, 2), Handled::Blocked);
     let code = ReplyCode::Known(ErrorCode::Unauthenticated);
+    assert_eq!(l.phase(), Phase::Running);
+    let e = l.next_id().unwrap_err();
+    assert_eq!(e, IssueError::Blocked(code));
+    assert_eq!(
+        (e.is_final(), e.waits(), e.client_code()),
+        (false, false, "unauthenticated")
+    );
+    let b = l.blocked().unwrap();
+    assert_eq!((b.code, b.answers), (code, 1));
+    // The first wait is retry_max_ms (2 s), jittered in its upper half.
+    assert!((1_002..=2_002).contains(&b.until), "{}", b.until);
+    assert_eq!(l.next_deadline(), Some(b.until));
+    assert_eq!(
+        send(&mut l, b.until - 1),
+        None,
+        "nothing before the backoff"
+    );
+    // Each probe asks for fresh credentials, so a mended token source is heard.
+    let probe = send(&mut l, b.until).unwrap();
+    assert!(probe.fresh_credentials);
+    assert_eq!(probe.request, out.request, "the same request, under its id");
+    assert_eq!(
+        l.handle_reply(probe.ticket, &expired, b.until + 1),
+        Handled::Blocked
+    );
+    let b2 = l.blocked().unwrap();
+    assert_eq!(b2.answers, 2);
+    assert!((b.until + 1 + 2_000..=b.until + 1 + 4_000).contains(&b2.until));
+    let probe = send(&mut l, b2.until).unwrap();
+    assert!(probe.fresh_credentials);
+    assert_eq!(answer(&mut l, &probe, 1, b2.until + 3), Handled::Installed);
+    assert_eq!(l.blocked(), None);
+    assert_eq!(l.next_id(), Ok(1));
+    let s = l.stats(0);
+    assert_eq!((s.blocks, s.unblocks), (1, 1));
+}
+
+fn foreign(status: u16, body: &str) -> Reply {
+    Reply::from_http(status, body.as_bytes(), None)
+}
+
+#[test]
+fn a_foreign_4xx_blocks_callers_at_once_and_the_authority_ends_it() {
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    let waf = foreign(403, "<html>\n  <title>403 Forbidden</title>\n</html>");
+    assert_eq!(l.handle_reply(out.ticket, &waf, 1), Handled::Blocked);
+    let e = l.next_id().unwrap_err();
+    assert_eq!(
+        e,
+        IssueError::Blocked(ReplyCode::Known(ErrorCode::Forbidden))
+    );
+    assert!(!e.waits() && !e.is_final());
+    match l.last_failure() {
+        Some(Reply::Foreign(f)) => {
+            assert_eq!(f.status, 403);
+            assert_eq!(
+                f.excerpt.as_str(),
+                "<html> <title>403 Forbidden</title> </html>"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let until = l.blocked().unwrap().until;
+    let probe = send(&mut l, until).unwrap();
+    assert!(
+        !probe.fresh_credentials,
+        "a proxy's refusal is not about the token"
+    );
+    // The probe gets no answer: still blocked, and what blocked it stays
+    // what a caller is told.
+    assert_eq!(l.next_deadline(), Some(until + 2_000));
+    let probe2 = send(&mut l, until + 2_000).unwrap();
+    assert_eq!(probe2.ticket.attempt, probe.ticket.attempt + 1);
+    assert_eq!(
+        l.handle_reply(probe2.ticket, &Reply::no_answer(), until + 2_001),
+        Handled::WillRetry
+    );
+    assert!(matches!(l.last_failure(), Some(Reply::Foreign(_))));
+    assert!(l.blocked().is_some());
+    // The authority itself answers (busy): the way is open, callers wait again.
+    let busy = refusal(ErrorCode::Unavailable, None, Some(100));
+    let due = l.next_deadline().unwrap();
+    let probe3 = send(&mut l, due).unwrap();
+    assert_eq!(
+        l.handle_reply(probe3.ticket, &busy, due + 1),
+        Handled::WillRetry
+    );
+    assert_eq!(l.blocked(), None);
+    assert_eq!(l.next_id(), Err(IssueError::Unavailable));
+    assert_eq!((l.stats(0).blocks, l.stats(0).unblocks), (1, 1));
+}
+
+#[test]
+fn a_blocked_engine_backs_off_to_its_cap_and_honours_retry_after() {
+    let mut c = config();
+    c.retry_max_ms = 100;
+    c.retry_initial_ms = 10;
+    let mut l = lease(c);
+    let mut now = 0;
+    let mut waits = vec![];
+    for _ in 0..8 {
+        let out = send(&mut l, now).unwrap();
+        assert_eq!(
+            l.handle_reply(out.ticket, &foreign(404, "nope"), now),
+            Handled::Blocked
+        );
+        let until = l.blocked().unwrap().until;
+        waits.push(until - now);
+        now = until;
+    }
+    for (i, w) in waits.iter().enumerate() {
+        let cap = (100u64 << i).min(100 * BLOCKED_BACKOFF_FACTOR);
+        assert!(
+            (cap / 2..=cap).contains(w),
+            "wait {i}: {w} not in [{}, {cap}]",
+            cap / 2
+        );
+    }
+    assert_eq!(l.stats(0).blocks, 1, "one block, however many answers");
+    let out = send(&mut l, now).unwrap();
+    let later = Reply::from_http(429, b"", None);
+    assert!(matches!(later, Reply::Transient(_)), "429 is never a block");
+    let slow_down = Reply::from_http(403, b"<h1>blocked</h1>", Some(60_000));
+    assert_eq!(
+        l.handle_reply(out.ticket, &slow_down, now),
+        Handled::Blocked
+    );
+    assert_eq!(
+        l.blocked().unwrap().until,
+        now + 60_000,
+        "Retry-After is honoured"
+    );
+}
+
+#[test]
+fn a_blocked_engine_probes_with_one_request_and_a_replacement_waits_for_the_block() {
+    let mut c = config();
+    c.max_outstanding = 2;
+    c.request_timeout_ms = 50;
+    let mut l = lease(c);
+    let out = send(&mut l, 0).unwrap();
+    assert_eq!(
+        l.handle_reply(out.ticket, &foreign(400, ""), 1),
+        Handled::Blocked
+    );
+    assert_eq!(send(&mut l, 2), None, "no second request while blocked");
+    // The probe goes unanswered for longer than a request lives: it is
+    // given up, and the request that replaces it waits for the block's time.
+    let until = l.blocked().unwrap().until;
+    let probe = send(&mut l, until).unwrap();
+    let mut now = until;
+    while now < MAX_REQUEST_AGE_MS + 10 {
+        now += 50;
+        for a in actions(&mut l, now) {
+            if let Action::Send(o) = a {
+                l.handle_reply(o.ticket, &foreign(400, ""), now);
+            }
+        }
+    }
+    assert_eq!(l.stats(0).requests_expired, 1, "{probe:?} was given up");
+    let b = l.blocked().unwrap();
+    assert!(b.until > now);
+    // Its replacement is made, and waits for the block's time.
+    assert_eq!(l.outstanding(), 1);
+    assert_eq!(l.next_deadline(), Some(b.until));
+    assert_eq!(send(&mut l, now + 1), None);
+    // Closed now: the request that was never sent reserved nothing.
+    let before = l.stats(0).reserved;
+    l.close();
+    assert_eq!(l.stats(0).reserved, before);
+}
+
+#[test]
+fn the_authoritys_own_final_answer_stays_final_even_while_blocked() {
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    assert_eq!(
+        l.handle_reply(out.ticket, &foreign(403, "waf"), 1),
+        Handled::Blocked
+    );
+    let until = l.blocked().unwrap().until;
+    let probe = send(&mut l, until).unwrap();
+    let denied = refusal(ErrorCode::Forbidden, None, None);
+    assert_eq!(
+        l.handle_reply(probe.ticket, &denied, until + 1),
+        Handled::Stopped
+    );
+    let code = ReplyCode::Known(ErrorCode::Forbidden);
     assert_eq!(l.phase(), Phase::Failed(code));
+    assert_eq!(l.blocked(), None);
     assert_eq!(l.next_id(), Err(IssueError::Failed(code)));
     assert!(l.next_id().unwrap_err().is_final());
-    assert_eq!(l.next_id().unwrap_err().client_code(), "unauthenticated");
+    assert_eq!(l.next_deadline(), None);
+    // A bad request (no maxCount to mend it by) is final too, from the start.
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    let bad = refusal(ErrorCode::InvalidRequest, None, None);
+    assert_eq!(l.handle_reply(out.ticket, &bad, 1), Handled::Stopped);
+    assert!(l.next_id().unwrap_err().is_final());
+}
+
+#[test]
+fn a_foreign_answer_to_a_stopped_engine_changes_nothing_more() {
+    let (mut l, a, b, now) = two_in_flight();
+    let none_left = refusal(ErrorCode::NamespaceExhausted, Some(0), None);
+    assert_eq!(l.handle_reply(a.ticket, &none_left, now), Handled::Stopped);
+    assert_eq!(
+        l.handle_reply(b.ticket, &foreign(403, "x"), now),
+        Handled::Stopped
+    );
+    assert_eq!(l.blocked(), None);
+    assert_eq!(l.next_id(), Err(IssueError::Exhausted));
 }
 
 #[test]

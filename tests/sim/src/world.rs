@@ -16,7 +16,11 @@
 //! late anyway. Generators restart (new incarnation, old range abandoned)
 //! or pause while a replacement runs, then resume with their old range. The
 //! authority restarts, losing what was not committed, is briefly
-//! overloaded, and an operator freezes it and raises its floor.
+//! overloaded, and an operator freezes it and raises its floor. For a
+//! while, a proxy in front of it refuses every request with a 403 page of
+//! its own, and the authority refuses one generator's token even fresh (a
+//! token source that renews late): the generators are blocked, back off,
+//! and must recover by themselves.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
@@ -75,6 +79,12 @@ pub struct Faults {
     /// Per reply to a cancelled attempt: delivered anyway (a transport that
     /// ignores the abort).
     pub late_after_cancel: u64,
+    /// Per millisecond: a proxy in front of the authority refuses every
+    /// request with its own 403 page for a while (`Scenario::bad_moment_ms`).
+    pub proxy_block: u64,
+    /// Per generator per millisecond: the authority refuses its token, even
+    /// fresh, for a while (`401 unauthenticated`).
+    pub token_refused: u64,
 }
 
 impl Default for Faults {
@@ -98,6 +108,8 @@ impl Default for Faults {
             late_after_cancel: 300_000,
             authority_restore: 400,
             witness_down: 30_000,
+            proxy_block: 100,
+            token_refused: 100,
         }
     }
 }
@@ -124,6 +136,8 @@ impl Faults {
             late_after_cancel: 0,
             authority_restore: 0,
             witness_down: 0,
+            proxy_block: 0,
+            token_refused: 0,
         }
     }
 }
@@ -153,6 +167,8 @@ pub struct Scenario {
     pub reuse_incarnation: bool,
     /// The network's usual one-way delay of a reply, in ms: `lo..hi`.
     pub reply_delay_ms: (u64, u64),
+    /// How long a blocking proxy or a refused token lasts, in ms: `lo..hi`.
+    pub bad_moment_ms: (u64, u64),
 }
 
 impl Scenario {
@@ -191,6 +207,7 @@ impl Scenario {
             bug: Bug::None,
             reuse_incarnation: false,
             reply_delay_ms: (1, 12),
+            bad_moment_ms: (10, 201),
         }
     }
 }
@@ -248,6 +265,18 @@ pub struct Report {
     pub abandoned: u64,
     /// Generators the authority refused for good.
     pub failed_generators: u64,
+    /// Requests a blocking proxy answered with its own 403 page.
+    pub proxy_refusals: u64,
+    /// Requests whose token the authority refused (a late renewal).
+    pub token_refusals: u64,
+    /// Times a generator became blocked (a foreign 4xx, or its token
+    /// refused even fresh), and times a block ended.
+    pub blocks: u64,
+    /// See `blocks`.
+    pub unblocks: u64,
+    /// Generators still blocked at the end of the run although the last
+    /// fault that blocks had ended more than [`RECOVERY_MS`] before.
+    pub stuck_blocked: u64,
     /// Whether the namespace ran out.
     pub exhausted: bool,
 }
@@ -313,6 +342,14 @@ struct Book {
     committed: HashMap<rangeid_core::RequestId, u64>,
 }
 
+/// How long after the last blocking fault ended every generator must have
+/// recovered: past the longest blocked backoff (16 x `retry_max_ms`), its
+/// jitter, and a lost probe or two.
+pub const RECOVERY_MS: u64 = 1_000;
+
+/// What a blocking proxy answers instead of the authority.
+const PROXY_PAGE: &[u8] = b"<html>\r\n<head><title>403 Forbidden</title></head>\r\n<body>Request blocked by the proxy.</body></html>";
+
 /// Retry-After is in seconds; the simulation's clock runs this many ms to
 /// one such second, so a Retry-After matters without stalling the run.
 const SIM_SECOND_MS: u64 = 5;
@@ -362,6 +399,11 @@ pub struct World {
     report: Report,
     namespace: Namespace,
     trace: Option<Vec<String>>,
+    // Until when the proxy refuses every request, and each slot's token is
+    // refused; when the last such fault ends.
+    proxy_blocked_until: u64,
+    token_refused_until: [u64; MAX_GENERATORS],
+    blocking_faults_end: u64,
 }
 
 const MAX_GENERATORS: usize = 10;
@@ -408,6 +450,9 @@ impl World {
             report: Report::default(),
             namespace,
             trace: None,
+            proxy_blocked_until: 0,
+            token_refused_until: [0; MAX_GENERATORS],
+            blocking_faults_end: 0,
         };
         for _ in 0..scenario.generators {
             let g = world.spawn(None);
@@ -450,8 +495,16 @@ impl World {
             self.now += 1;
         }
         for g in &mut self.gens {
+            if g.lease.blocked().is_some()
+                && self.now >= self.blocking_faults_end + RECOVERY_MS
+                && self.now >= g.paused_until + RECOVERY_MS
+            {
+                self.report.stuck_blocked += 1;
+            }
             self.report.abandoned += g.lease.close_with_unused(g.block_left);
             let s = g.lease.stats(0);
+            self.report.blocks += s.blocks;
+            self.report.unblocks += s.unblocks;
             self.report.replays_installed += s.replays_installed;
             self.report.duplicates_ignored += s.duplicates_ignored;
             self.report.grants_refused += s.grants_refused;
@@ -607,6 +660,20 @@ impl World {
             return Ok(());
         }
         let f = self.scenario.faults;
+        if self.now < self.token_refused_until[slot] {
+            // Its token source renews late: even a fresh token is refused.
+            self.report.token_refusals += 1;
+            let expired = ErrorReply::new(ErrorCode::Unauthenticated, "token expired");
+            self.send_reply(
+                slot,
+                engine,
+                ticket,
+                (None, None),
+                HttpAnswer::error(&expired),
+                0,
+            );
+            return Ok(());
+        }
         if self.rng.chance(f.overload) {
             let busy = ErrorReply::new(ErrorCode::Unavailable, "the authority is overloaded");
             let answer = HttpAnswer::error(&busy);
@@ -887,6 +954,17 @@ impl World {
                     }
                     let delay = self.rng.between(1, 8);
                     let engine = self.gens[slot].engine;
+                    if now < self.proxy_blocked_until {
+                        // The proxy answers itself; the authority never sees it.
+                        self.report.proxy_refusals += 1;
+                        let page = HttpAnswer {
+                            status: 403,
+                            retry_after_secs: None,
+                            body: PROXY_PAGE.to_vec(),
+                        };
+                        self.send_reply(slot, engine, out.ticket, (None, None), page, delay);
+                        continue;
+                    }
                     self.schedule(
                         delay,
                         Event::Request {
@@ -982,7 +1060,12 @@ impl World {
                         book.largest_batch = book.largest_batch.max(asked);
                     }
                 }
-                Err(IssueError::Unavailable | IssueError::Frozen | IssueError::Exhausted) => {
+                Err(
+                    IssueError::Unavailable
+                    | IssueError::Frozen
+                    | IssueError::Blocked(_)
+                    | IssueError::Exhausted,
+                ) => {
                     if batchy {
                         book.largest_batch = book.largest_batch.max(asked);
                     }
@@ -1116,6 +1199,26 @@ impl World {
             self.note(|| format!("operator freezes the namespace for {thaw} ms"));
             self.schedule(thaw, Event::Thaw);
         }
+        if now >= self.proxy_blocked_until && self.rng.chance(f.proxy_block) {
+            let (lo, hi) = self.scenario.bad_moment_ms;
+            self.proxy_blocked_until = now + self.rng.between(lo, hi);
+            self.blocking_faults_end = self.blocking_faults_end.max(self.proxy_blocked_until);
+            let until = self.proxy_blocked_until;
+            self.note(|| {
+                format!("a proxy refuses every request with its own 403 until {until} ms")
+            });
+        }
+        for slot in 0..self.gens.len() {
+            if now >= self.token_refused_until[slot] && self.rng.chance(f.token_refused) {
+                let (lo, hi) = self.scenario.bad_moment_ms;
+                self.token_refused_until[slot] = now + self.rng.between(lo, hi);
+                let until = self.token_refused_until[slot];
+                self.blocking_faults_end = self.blocking_faults_end.max(until);
+                self.note(|| {
+                    format!("generator {slot}'s token is refused, even fresh, until {until} ms")
+                });
+            }
+        }
         if self.rng.chance(f.floor) {
             let bump = self.rng.between(1, 200);
             self.authority.admin(|s| {
@@ -1147,7 +1250,9 @@ fn describe(reply: &Reply) -> String {
     match reply {
         Reply::Grant(g) => format!("{} (replayed: {})", g.grant.range, g.replayed),
         Reply::Refused(r) => format!("{} {}", r.status, r.code),
+        Reply::Foreign(f) => format!("{} not from the authority: {}", f.status, f.excerpt),
         Reply::Transient(t) => format!("{:?} {:?}", t.kind, t.status),
+        other => format!("{other:?}"),
     }
 }
 
