@@ -35,10 +35,24 @@ export type RangeIdErrorCode =
 
 interface RangeIdErrorBase extends Error {
   readonly name: "RangeIdError";
-  /** The authority's HTTP status, when it answered. */
+  /** The HTTP status of the answer, when there was one (from the authority, or from whatever answered instead). */
   readonly status?: number;
-  /** The authority's wire code (`namespace_exhausted`, ...), when it answered. */
+  /** The authority's wire code (`namespace_exhausted`, ...), when a rangeid authority answered. */
   readonly authorityCode?: string;
+  /**
+   * The first bytes (at most 160, whitespace collapsed) of an answer that
+   * was not a rangeid authority's: a proxy's or firewall's page, a wrong
+   * URL's 404. Absent when its body was empty or a rangeid authority answered.
+   */
+  readonly excerpt?: string;
+  /**
+   * On errors from a generator's calls: `true` when this generator can
+   * never issue again (closed, exhausted, refused for good by the
+   * authority); `false` when it keeps asking by itself and a later call may
+   * succeed (`unavailable`, `frozen`, and a block: a 4xx from something
+   * that is not the authority, or a token refused even fresh).
+   */
+  readonly final?: boolean;
 }
 
 /** No ID is ready: no range yet, and the authority is slow, busy or unreachable. */
@@ -88,12 +102,19 @@ export interface GeneratorOptions {
   /**
    * A generator token for the namespace (`Authorization: Bearer`), or a
    * function returning one. After a 401 the function is called with
-   * `{ refresh: true }` and the request retried once before the generator
-   * fails; a rotated token must keep the same `sub`.
+   * `{ refresh: true }` and the request retried at once; refused again, the
+   * generator is blocked and asks again with backoff, each time with
+   * `{ refresh: true }`. A rotated token must keep the same `sub`.
    */
   token: string | TokenSource;
   /** The namespace to issue from. */
   namespace: string;
+  /**
+   * Allow a plain `http:` url to another machine, which sends the token
+   * unencrypted (default false: `http:` only to localhost, 127.0.0.0/8 and
+   * `[::1]`; anything else must be `https:`).
+   */
+  allowInsecureHttp?: boolean;
   /** Fixed range size; sets both bounds unless they are given. */
   rangeSize?: number;
   /** Smallest range to ask for, and the first request's size (default 1,000). */
@@ -120,7 +141,11 @@ export interface GeneratorOptions {
 
 export interface GeneratorStats {
   incarnation: string;
-  /** `running`, `exhausted`, `closed`, or the code that stopped it. */
+  /**
+   * `running`; `blocked` while something other than the authority refuses
+   * its requests, or the token is refused even fresh (it asks again by
+   * itself); `exhausted`, `closed`, or the code that stopped it for good.
+   */
   phase: string;
   /** IDs returned to callers. */
   issued: number;
@@ -142,6 +167,10 @@ export interface GeneratorStats {
   requestsExpired: number;
   /** Calls that found no ID ready. */
   starved: number;
+  /** Times the generator became blocked (a 4xx not from the authority, or the token refused even fresh). */
+  blocks: number;
+  /** Times a block ended: the authority answered again. */
+  unblocks: number;
   /** IDs abandoned by close, as a decimal string. */
   abandoned: string;
   /** IDs installed and not yet issued, as a decimal string. */

@@ -18,12 +18,17 @@ import { RangeIdError, codeFromMessage } from "./errors.mjs";
 const BLOCK = 1024;
 const now = () => performance.now();
 
-/** Checks the options only JS can check (url, token, fetch); the rest go to the engine. */
+/** Whether `hostname` (as `URL` writes it) is this machine: localhost, 127.0.0.0/8 or [::1]. */
+export function isLoopback(hostname) {
+  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+/** Checks the options only JS can check (url, token, fetch, allowInsecureHttp); the rest go to the engine. */
 export function driverOptions(options) {
   if (options === null || typeof options !== "object") {
     throw new RangeIdError("invalid_config", "options must be an object");
   }
-  const { url, token, fetch, ...engine } = options;
+  const { url, token, fetch, allowInsecureHttp, ...engine } = options;
   if (typeof url !== "string") throw new RangeIdError("invalid_config", "url must be a string");
   let base;
   try {
@@ -34,6 +39,18 @@ export function driverOptions(options) {
   if (base.protocol !== "http:" && base.protocol !== "https:") {
     throw new RangeIdError("invalid_config", "url must be http: or https:");
   }
+  if (allowInsecureHttp !== undefined && typeof allowInsecureHttp !== "boolean") {
+    throw new RangeIdError("invalid_config", "allowInsecureHttp must be true or false");
+  }
+  // A token sent in clear over a network can be read and replayed by anyone
+  // on the way: plain http only to this machine, unless the caller says so.
+  if (base.protocol === "http:" && !isLoopback(base.hostname) && allowInsecureHttp !== true) {
+    throw new RangeIdError(
+      "invalid_config",
+      `url ${base.origin} sends the token unencrypted to another machine: use https:, or set allowInsecureHttp: true (plain http: is allowed without it only to localhost, 127.0.0.0/8 and [::1])`,
+    );
+  }
+
   const tokenOk = (typeof token === "string" && token.length > 0) || typeof token === "function";
   if (!tokenOk) {
     throw new RangeIdError("invalid_config", "token must be a non-empty string or a function returning one");
@@ -215,7 +232,7 @@ export class Generator {
   #wait(attempt) {
     if (this.#closed) return Promise.reject(this.#error());
     const failure = this.#engine.failure();
-    if (failure.final) return Promise.reject(this.#error(failure));
+    if (!failure.wait) return Promise.reject(this.#error(failure));
     return new Promise((resolve, reject) => {
       const waiter = { attempt, resolve, reject, timer: undefined };
       waiter.timer = setTimeout(() => {
@@ -271,8 +288,10 @@ export class Generator {
       w.resolve(v);
     }
     if (this.#waiters.length === 0) return;
+    // Told at once when waiting cannot help now: a final answer, or a block
+    // (the engine keeps asking by itself; a later call may succeed).
     const failure = this.#engine.failure();
-    if (!failure.final) return;
+    if (failure.wait) return;
     for (const w of this.#waiters.splice(0)) {
       clearTimeout(w.timer);
       w.reject(this.#error(failure));
@@ -364,7 +383,7 @@ export class Generator {
 
   /** A RangeIdError from the engine's account of why no ID is ready. */
   #error(failure, prefix) {
-    if (this.#closed) return new RangeIdError("closed", "the generator was closed");
+    if (this.#closed) return new RangeIdError("closed", "the generator was closed", { final: true });
     const f = failure ?? this.#engine.failure();
     if (f.message) f.message = unescapeJson(f.message);
     const where = `POST ${this.#endpoint}`;
@@ -372,21 +391,30 @@ export class Generator {
     if (f.noAnswer) {
       const c = this.#lastCause;
       said = c?.beforeSend ? `no request sent: ${c.message}` : `${where} got no answer${c ? `: ${c.message ?? c}` : ""}`;
+    } else if (f.authorityCode !== undefined) {
+      said = `${where} answered ${f.status} ${f.authorityCode}${f.message ? `: ${f.message}` : ""}`;
     } else if (f.status !== undefined) {
-      const what = f.message ? `${f.authorityCode}: ${f.message}` : "(not a rangeid authority's answer; is the url right?)";
-      said = `${where} answered ${f.status} ${what}`;
+      const body = f.excerpt ? `: ${JSON.stringify(f.excerpt)}` : " (empty body)";
+      said = `${where} answered ${f.status}, not a rangeid authority's answer (is the url right? a proxy or firewall in the way?)${body}`;
+    }
+    if (f.blockedUntil !== undefined) {
+      const fresh = f.code === "unauthenticated" ? " with a fresh token" : "";
+      said += `; the generator asks again by itself${fresh} in ${Math.max(0, Math.ceil((f.blockedUntil - now()) / 1000))} s`;
     }
     const head = prefix ?? (
       f.code === "unavailable" ? "no ID is ready"
       : f.code === "frozen" ? "the namespace is frozen"
       : f.code === "exhausted" ? `namespace ${this.#namespace} is exhausted (${f.remaining ?? "0"} IDs left)`
+      : f.blockedUntil !== undefined ? `blocked (${f.code})`
       : `refused (${f.code})`);
     const message = said ? `${head}: ${said}` : prefix ? `${head}: waiting on ${where}` : head;
     return new RangeIdError(f.code, message, {
       status: f.status,
       authorityCode: f.authorityCode,
+      excerpt: f.excerpt,
       remaining: f.remaining,
       retryAfterMs: f.retryAfterMs,
+      final: f.final,
       cause: f.noAnswer ? this.#lastCause : undefined,
     });
   }

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { createGenerator, RangeIdError } from "../src/node.mjs";
 import { fakeAuthority } from "./fake-authority.mjs";
 
-const base = { url: "http://authority.test", token: "t", namespace: "orders" };
+const base = { url: "https://authority.test", token: "t", namespace: "orders" };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -182,25 +182,208 @@ test("a rotated token: after a 401 the token function is asked afresh, once", as
   a.check(got, ids.incarnation);
   assert.equal(asked.filter((r) => r).length, 1, `asked afresh once after the 401: ${asked}`);
   assert.equal(ids.stats().phase, "running");
-  // A token that stays refused, even fresh, fails the generator.
+  // A token that stays refused, even fresh, blocks the generator: calls
+  // are told at once, and it is not final.
   a.state.tokens = new Set();
   await assert.rejects(
     (async () => { for (;;) await ids.nextId(); })(),
-    (e) => e instanceof RangeIdError && e.code === "unauthenticated" && e.status === 401,
+    (e) => e instanceof RangeIdError && e.code === "unauthenticated" && e.status === 401 && e.final === false,
   );
+  ids.close();
+});
+
+/** Waits until `ready()` holds, polling every 10 ms, for at most `ms`. */
+async function until(ready, ms, what) {
+  const end = performance.now() + ms;
+  while (!ready()) {
+    if (performance.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
+    await sleep(10);
+  }
+}
+
+/** Takes IDs until a call rejects; returns them, the error and how long the failing call took. */
+async function drainUntilError(ids) {
+  const got = [];
+  for (;;) {
+    const t = performance.now();
+    try {
+      got.push(await ids.nextId());
+    } catch (error) {
+      return { got, error, ms: performance.now() - t };
+    }
+  }
+}
+
+const WAF_PAGE = "<html>\n<head><title>403 Forbidden</title></head>\n<body><center><h1>403 Forbidden</h1></center><hr><center>cloudfront</center>"
+  + " Request blocked. ".repeat(50) + "</body></html>";
+
+test("a proxy's 4xx: waiting calls fail at once with its status and first bytes; the generator recovers by itself", async () => {
+  const a = fakeAuthority();
+  const proxy = { blocking: false, blocked: 0 };
+  const fetch = async (url, init) => {
+    if (proxy.blocking) {
+      proxy.blocked++;
+      return new Response(WAF_PAGE, { status: 403, headers: { "content-type": "text/html" } });
+    }
+    return a.fetch(url, init);
+  };
+  const ids = await createGenerator({ ...base, fetch, rangeSize: 100, maxOutstanding: 1, retryMaxMs: 100, deadlineMs: 5000 });
+  proxy.blocking = true;
+  const { got, error: e, ms } = await drainUntilError(ids);
+  assert.ok(ms < 1000, `the call waited ${ms.toFixed(0)} ms of its 5,000 ms deadline`);
+  assert.ok(e instanceof RangeIdError);
+  assert.equal(e.code, "forbidden");
+  assert.equal(e.status, 403);
+  assert.equal(e.final, false, "not final: the generator asks again");
+  assert.equal(e.authorityCode, undefined, "no rangeid authority said it");
+  assert.ok(e.excerpt.startsWith("<html> <head><title>403 Forbidden</title></head> <body>"), e.excerpt);
+  assert.ok(e.excerpt.length <= 160, `${e.excerpt.length} characters`);
+  assert.match(e.message, /answered 403, not a rangeid authority's answer/);
+  assert.match(e.message, /403 Forbidden/);
+  assert.match(e.message, /asks again by itself in \d+ s/);
+  assert.equal(ids.stats().phase, "blocked");
+  assert.equal(ids.stats().blocks, 1);
+  // Later calls are told at once too, while the generator backs off: over
+  // 1 s its probes are spaced 100, 200, 400, 800 ms (jittered), not 50 ms.
+  const before = proxy.blocked;
+  const t = performance.now();
+  await assert.rejects(ids.nextIds(3), (x) => x.code === "forbidden" && x.status === 403);
+  assert.ok(performance.now() - t < 200);
+  await sleep(1000);
+  const probes = proxy.blocked - before;
+  assert.ok(probes >= 1 && probes <= 5, `${probes} probes in 1 s`);
+  // The proxy lets requests through again: no new generator needed.
+  proxy.blocking = false;
+  await until(() => ids.stats().phase === "running", 3000, "the generator unblocks");
+  const more = [];
+  for (let i = 0; i < 250; i++) more.push(await ids.nextId());
+  a.check([...got, ...more], ids.incarnation);
+  const s = ids.stats();
+  assert.deepEqual([s.blocks, s.unblocks], [1, 1]);
+  ids.close();
+});
+
+test("credentials refused even fresh: calls fail at once, and a token function that mends is heard", async () => {
+  const a = fakeAuthority({ tokens: ["one"] });
+  let current = "one";
+  const asked = [];
+  const token = ({ refresh }) => {
+    asked.push(refresh);
+    return current;
+  };
+  const ids = await createGenerator({ ...base, token, fetch: a.fetch, rangeSize: 50, maxOutstanding: 1, retryMaxMs: 50 });
+  // The authority's keys rotate before the token source learns the new token.
+  a.state.tokens = new Set(["two"]);
+  const { got, error: e, ms } = await drainUntilError(ids);
+  assert.ok(ms < 1000, `waited ${ms.toFixed(0)} ms`);
+  assert.equal(e.code, "unauthenticated");
+  assert.equal(e.status, 401);
+  assert.equal(e.authorityCode, "unauthenticated");
+  assert.equal(e.final, false);
+  assert.match(e.message, /asks again by itself with a fresh token/);
+  const refreshesBefore = asked.filter((r) => r).length;
+  assert.ok(refreshesBefore >= 1);
+  await sleep(300);
+  assert.ok(asked.filter((r) => r).length > refreshesBefore, "each probe asks for a fresh token");
+  current = "two";
+  await until(() => ids.stats().phase === "running", 3000, "the generator unblocks");
+  const more = [];
+  for (let i = 0; i < 120; i++) more.push(await ids.nextId());
+  a.check([...got, ...more], ids.incarnation);
+  assert.equal(ids.stats().unblocks, 1);
+  ids.close();
+});
+
+test("a rangeid authority's own final answer stays final: no probe after it", async () => {
+  const a = fakeAuthority();
+  let forbid = false;
+  let after = 0;
+  const fetch = async (url, init) => {
+    if (!forbid) return a.fetch(url, init);
+    after++;
+    return Response.json({ error: { code: "forbidden", message: "this token may not take ranges in orders" } }, { status: 403 });
+  };
+  const ids = await createGenerator({ ...base, fetch, rangeSize: 20, maxOutstanding: 1, retryMaxMs: 50 });
+  forbid = true;
+  const { error: e, ms } = await drainUntilError(ids);
+  assert.ok(ms < 1000);
+  assert.deepEqual([e.code, e.status, e.authorityCode, e.final], ["forbidden", 403, "forbidden", true]);
+  const calls = after;
+  await sleep(300);
+  assert.equal(after, calls, "a final answer is not asked again");
+  assert.equal(ids.stats().phase, "forbidden");
+  assert.equal(ids.stats().blocks, 0);
+  ids.close();
+});
+
+test("a WAF that inspects answers replaces a committed grant with its 403: the probe's replay installs it, once", async () => {
+  const a = fakeAuthority();
+  const waf = { on: false, replaced: 0 };
+  const fetch = async (url, init) => {
+    const answer = await a.fetch(url, init); // the authority commits first
+    if (!waf.on) return answer;
+    waf.replaced++;
+    return new Response(WAF_PAGE, { status: 403 });
+  };
+  const ids = await createGenerator({ ...base, fetch, rangeSize: 40, maxOutstanding: 1, retryMaxMs: 50 });
+  waf.on = true;
+  const { got, error } = await drainUntilError(ids);
+  assert.equal(error.code, "forbidden");
+  const committed = a.state.ledger.length;
+  await sleep(150);
+  waf.on = false;
+  await until(() => ids.stats().phase === "running", 3000, "the generator unblocks");
+  const more = [];
+  for (let i = 0; i < 100; i++) more.push(await ids.nextId());
+  a.check([...got, ...more], ids.incarnation);
+  assert.ok(waf.replaced >= 2, `${waf.replaced} answers replaced`);
+  assert.ok(ids.stats().replaysInstalled >= 1, "the range committed behind the WAF came back as a replay");
+  assert.equal(a.state.grants.size, a.state.ledger.length, "one range per request id");
+  assert.ok(a.state.ledger.length >= committed);
+  ids.close();
+});
+
+test("a 4xx with an empty body blocks too, and says so", async () => {
+  const empty = async () => new Response(null, { status: 405 });
+  await assert.rejects(createGenerator({ ...base, fetch: empty }), (e) => {
+    assert.deepEqual([e.code, e.status, e.final, e.excerpt], ["method_not_allowed", 405, false, undefined]);
+    assert.match(e.message, /answered 405, not a rangeid authority's answer .* \(empty body\)/);
+    return true;
+  });
+});
+
+test("plain http: only to this machine unless allowInsecureHttp is set", async () => {
+  const a = fakeAuthority();
+  for (const url of ["http://ids.example.com", "http://10.0.0.7:8787", "http://127.0.0.1.nip.io", "http://localhost.example.com", "http://[::2]:8787"]) {
+    await assert.rejects(createGenerator({ ...base, url, fetch: a.fetch }), (e) => {
+      assert.equal(e.code, "invalid_config", url);
+      assert.match(e.message, /unencrypted.*allowInsecureHttp: true/, url);
+      return true;
+    });
+  }
+  await assert.rejects(createGenerator({ ...base, url: "http://ids.example.com", allowInsecureHttp: "yes", fetch: a.fetch }), (e) => e.code === "invalid_config");
+  await assert.rejects(createGenerator({ ...base, url: "http://ids.example.com", allowInsecureHttp: false, fetch: a.fetch }), (e) => e.code === "invalid_config");
+  assert.equal(a.state.calls, 0, "nothing was sent");
+  for (const url of ["http://localhost:8787", "http://127.0.0.1:8787", "http://127.9.8.7", "http://[::1]:8787", "https://ids.example.com"]) {
+    const ids = await createGenerator({ ...base, url, fetch: a.fetch });
+    ids.close();
+  }
+  const ids = await createGenerator({ ...base, url: "http://ids.example.com", allowInsecureHttp: true, fetch: a.fetch });
+  assert.ok(await ids.nextId());
   ids.close();
 });
 
 test("a wrong URL rejects promptly, naming the URL and the status", async () => {
   const notFound = async () => new Response("<html><h1>404 Not Found</h1></html>", { status: 404, headers: { "content-type": "text/html" } });
   const t = performance.now();
-  await assert.rejects(createGenerator({ ...base, url: "http://wrong.example/api", fetch: notFound, deadlineMs: 5000 }), (e) => {
+  await assert.rejects(createGenerator({ ...base, url: "https://wrong.example/api", fetch: notFound, deadlineMs: 5000 }), (e) => {
     assert.ok(e instanceof RangeIdError);
     assert.equal(e.code, "not_found");
     assert.equal(e.status, 404);
-    assert.match(e.message, /http:\/\/wrong\.example\/api\/v1\/ranges/);
+    assert.match(e.message, /https:\/\/wrong\.example\/api\/v1\/ranges/);
     assert.match(e.message, /404/);
     assert.equal(e.authorityCode, undefined, "no rangeid authority said anything");
+    assert.equal(e.excerpt, "<html><h1>404 Not Found</h1></html>");
     return true;
   });
   assert.ok(performance.now() - t < 1000, "not at the deadline");

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createGenerator, RangeIdError } from "../src/node.mjs";
 import { fakeAuthority } from "./fake-authority.mjs";
 
-const base = { url: "http://authority.test", token: "t", namespace: "orders" };
+const base = { url: "https://authority.test", token: "t", namespace: "orders" };
 
 test("issues strings, in order within a range, and never twice", async () => {
   const a = fakeAuthority({ first: 1001n });

@@ -8,7 +8,11 @@ const options: GeneratorOptions = {
   namespace: "orders",
   retryInitialMs: 10,
   retryMaxMs: 100,
+  allowInsecureHttp: false,
 };
+
+// @ts-expect-error: allowInsecureHttp is a boolean.
+const badFlag: GeneratorOptions = { ...options, allowInsecureHttp: "yes" };
 
 export async function take(): Promise<string | undefined> {
   const ids = await createGenerator(options);
@@ -33,7 +37,10 @@ export async function take(): Promise<string | undefined> {
       default: {
         // @ts-expect-error: only exhausted carries `remaining`.
         const no = e.remaining;
-        return String(no);
+        const retrying: boolean | undefined = e.final === false ? true : undefined;
+        const page: string | undefined = e.excerpt;
+        const counts: number = ids.stats().blocks + ids.stats().unblocks;
+        return `${String(no)} ${retrying} ${page} ${counts}`;
       }
     }
   }
