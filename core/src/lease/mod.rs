@@ -48,6 +48,11 @@ use sizing::Sizing;
 /// this, so every grant that arrives has a place.
 const WAITING: usize = 2 * MAX_OUTSTANDING;
 
+/// Places for installed ranges: one more than [`WAITING`], kept for a
+/// range that callers wait for (see [`Lease::set_demand`]), so a batch can
+/// always be gathered however small the ranges on hand.
+const PLACES: usize = WAITING + 1;
+
 /// How many recent installs are remembered to check duplicate grants.
 const RECENT_INSTALLS: usize = 16;
 
@@ -78,6 +83,22 @@ pub enum IssueError {
     Closed,
     /// A batch of 0 IDs was asked for.
     EmptyBatch,
+    /// A batch of exactly `n` cannot be had: with what this engine holds
+    /// and has on its way, the namespace has fewer than `n` left (as the
+    /// authority last said). Nothing was taken; smaller batches may still
+    /// be served. Not final.
+    TooFew {
+        /// What the namespace has left to grant, as the engine last heard.
+        remaining: u64,
+        /// IDs this engine holds (installed, and the driver's lent block).
+        available: u64,
+    },
+    /// A batch larger than the engine can gather: `limit` is
+    /// [`Lease::batch_limit`]. Nothing was taken. Not final.
+    BatchTooLarge {
+        /// The largest batch this engine gathers.
+        limit: u64,
+    },
 }
 
 impl IssueError {
@@ -91,6 +112,8 @@ impl IssueError {
                 | IssueError::Frozen
                 | IssueError::Blocked(_)
                 | IssueError::EmptyBatch
+                | IssueError::TooFew { .. }
+                | IssueError::BatchTooLarge { .. }
         )
     }
 
@@ -102,10 +125,12 @@ impl IssueError {
     }
 
     /// How many IDs the namespace has left, where this error says: 0 for
-    /// `Exhausted`, whether a refusal or the last grant told the engine.
+    /// `Exhausted`, whether a refusal or the last grant told the engine;
+    /// what it last said for `TooFew`.
     pub const fn remaining(&self) -> Option<u64> {
         match self {
             IssueError::Exhausted => Some(0),
+            IssueError::TooFew { remaining, .. } => Some(*remaining),
             _ => None,
         }
     }
@@ -121,7 +146,8 @@ impl IssueError {
             IssueError::Exhausted => "exhausted",
             IssueError::Failed(code) => code.client_code(),
             IssueError::Closed => "closed",
-            IssueError::EmptyBatch => "invalid_request",
+            IssueError::EmptyBatch | IssueError::BatchTooLarge { .. } => "invalid_request",
+            IssueError::TooFew { .. } => "exhausted",
         }
     }
 }
@@ -139,6 +165,16 @@ impl fmt::Display for IssueError {
             IssueError::Failed(code) => write!(f, "the authority refused this generator: {code}"),
             IssueError::Closed => f.write_str("the generator is closed"),
             IssueError::EmptyBatch => f.write_str("a batch must ask for at least 1 ID"),
+            IssueError::TooFew {
+                remaining,
+                available,
+            } => write!(
+                f,
+                "the namespace has {remaining} IDs left and this generator holds {available}: fewer than the batch"
+            ),
+            IssueError::BatchTooLarge { limit } => {
+                write!(f, "a batch may ask for at most {limit} IDs here")
+            }
         }
     }
 }
@@ -277,6 +313,29 @@ pub struct Blocked {
     pub until: u64,
 }
 
+/// Exactly the IDs of one batch ([`Lease::take_exact`]): `from_lent` IDs
+/// from the rest of the driver's lent block first, then whole pieces of
+/// installed ranges, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Batch {
+    /// How many IDs the driver takes from the rest of its lent block first.
+    pub from_lent: u64,
+    pieces: [Option<Range>; PLACES + 1],
+}
+
+impl Batch {
+    /// The pieces after the lent block's, in order (each from one range).
+    pub fn pieces(&self) -> impl Iterator<Item = Range> + '_ {
+        self.pieces.iter().flatten().copied()
+    }
+
+    /// How many IDs it holds in all.
+    pub fn count(&self) -> u64 {
+        self.pieces()
+            .fold(self.from_lent, |sum, r| sum.saturating_add(r.count()))
+    }
+}
+
 /// One generator's lease engine. See the module documentation.
 ///
 /// Deliberately not `Clone`: two copies of one live cursor would issue the
@@ -292,7 +351,7 @@ pub struct Lease {
     // `lend`, `take` or `take_more`.
     lent: u64,
     // Installed ranges not yet started, oldest first.
-    ready: [Option<Range>; WAITING],
+    ready: [Option<Range>; PLACES],
     requests: Requests,
     recent: [Option<(u64, Range)>; RECENT_INSTALLS],
     recent_at: usize,
@@ -307,6 +366,8 @@ pub struct Lease {
     reserved: u64,
     // Poll when `left` falls to this mark; see `should_poll`.
     refill_mark: u64,
+    // IDs callers are waiting for (see `set_demand`).
+    demand: u64,
     latencies: [u64; LATENCIES],
     stats: Stats,
 }
@@ -330,7 +391,7 @@ impl Lease {
             cursor: 0,
             left: 0,
             lent: 0,
-            ready: [None; WAITING],
+            ready: [None; PLACES],
             requests: Requests::new(seed),
             recent: [None; RECENT_INSTALLS],
             recent_at: 0,
@@ -342,6 +403,7 @@ impl Lease {
             sizing: Sizing::new(now),
             reserved: 0,
             refill_mark: 0,
+            demand: 0,
             latencies: [0; LATENCIES],
             stats: Stats::default(),
         })
@@ -497,6 +559,136 @@ impl Lease {
         Some(self.count_issued(r))
     }
 
+    /// Exactly `n` IDs for one caller, across ranges when it must, or
+    /// nothing at all: never part of a batch. `lent_unused` is what the
+    /// driver holds unreturned of its lent block; the batch takes from it
+    /// first ([`Batch::from_lent`]), then the block counts as returned.
+    ///
+    /// Fails, taking nothing, with why no batch can be had now: as
+    /// [`Lease::issue_error`] says while the engine may still gather it (a
+    /// driver then waits, and tells the engine with [`Lease::set_demand`]),
+    /// or at once when it never can: [`IssueError::TooFew`] when the
+    /// namespace (as the authority last said) and what the engine holds and
+    /// has on its way add up to fewer than `n`; [`IssueError::BatchTooLarge`]
+    /// above [`Lease::batch_limit`]; `Exhausted` or `Failed` once stopped.
+    pub fn take_exact(&mut self, n: u64, lent_unused: u64) -> Result<Batch, IssueError> {
+        if n == 0 {
+            return Err(IssueError::EmptyBatch);
+        }
+        if self.phase == Phase::Closed {
+            return Err(IssueError::Closed);
+        }
+        let lent = lent_unused.min(self.lent);
+        let mut batch = Batch {
+            from_lent: n.min(lent),
+            pieces: [None; PLACES + 1],
+        };
+        if n <= lent {
+            // The driver's block holds it all; it stays lent.
+            return Ok(batch);
+        }
+        let need = n - lent;
+        if self.available() < need {
+            self.stats.starved += 1;
+            return Err(self.batch_error(n, lent));
+        }
+        // The driver hands the whole rest of its block to this caller.
+        self.settle_lent();
+        let mut left = need;
+        for piece in batch.pieces.iter_mut() {
+            if left == 0 {
+                break;
+            }
+            if self.left == 0 {
+                self.install_next()?;
+            }
+            let r = self.cut(left);
+            left -= r.count();
+            *piece = Some(self.count_issued(r));
+        }
+        self.update_refill_mark();
+        Ok(batch)
+    }
+
+    /// Why a batch of `n` cannot be had now, with `lent` IDs in the
+    /// driver's block: never (too few left, too large, stopped), or not
+    /// yet (the engine's issue error).
+    fn batch_error(&self, n: u64, lent: u64) -> IssueError {
+        let held = self.available().saturating_add(lent);
+        if n > self.batch_limit() {
+            return IssueError::BatchTooLarge {
+                limit: self.batch_limit(),
+            };
+        }
+        let coming = self.requests.in_flight_ids();
+        let remaining = match self.phase {
+            // No new request will be made; only those on their way count.
+            Phase::Exhausted | Phase::Failed(_) if coming == 0 => {
+                return match self.phase {
+                    Phase::Failed(code) => IssueError::Failed(code),
+                    _ => IssueError::TooFew {
+                        remaining: 0,
+                        available: held,
+                    },
+                };
+            }
+            Phase::Exhausted | Phase::Failed(_) => Some(0),
+            _ => self.namespace_remaining(),
+        };
+        // What the namespace has left only shrinks (other generators, floors,
+        // restores skip ahead): past it, no wait can gather `n`.
+        if let Some(r) = remaining {
+            if held.saturating_add(coming).saturating_add(r) < n {
+                return IssueError::TooFew {
+                    remaining: r,
+                    available: held,
+                };
+            }
+        }
+        self.issue_error()
+    }
+
+    /// What the namespace has left to grant, as the authority last said
+    /// (with a grant, or in an exhaustion refusal), if it said.
+    fn namespace_remaining(&self) -> Option<u64> {
+        match (self.known_remaining, self.sizing.namespace.remaining) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The largest batch [`Lease::take_exact`] gathers: as many of the
+    /// largest ranges it asks for (`max_count`, and the namespace's
+    /// `maxCount` once known) as it keeps places for ranges waiting (8).
+    /// Up to one such range beyond what is on hand is always gathered (a
+    /// place is kept for it); more needs free places, which only ranges
+    /// installed and left unused (callers who gave up) can take.
+    pub fn batch_limit(&self) -> u64 {
+        let largest = self
+            .config
+            .max_count
+            .min(self.sizing.namespace.max_count.unwrap_or(u64::MAX));
+        largest.saturating_mul(WAITING as u64)
+    }
+
+    /// Tells the engine how many IDs callers are waiting for now (all of
+    /// them; 0 when none wait), with `lent_unused` IDs of the lent block
+    /// still in the driver's hands. While what it holds and has on its way
+    /// is less, it asks for more whatever its measured rate, and sizes the
+    /// request to the shortfall (within `max_count`, the namespace's
+    /// `maxCount` and what it has left; above the share of what remains a
+    /// start may take). A driver sets it before each [`Lease::poll`].
+    pub fn set_demand(&mut self, ids: u64, lent_unused: u64) {
+        // What is on its way counts the whole lent block; what of it was
+        // already returned to callers does not serve this demand.
+        let returned = self.lent - lent_unused.min(self.lent);
+        self.demand = if ids == 0 {
+            0
+        } else {
+            ids.saturating_add(returned)
+        };
+    }
+
     /// Lends the driver up to `n` IDs of one range to issue itself (a local
     /// block that spares a call per ID); never past the refill mark, so the
     /// driver is back when the next range must be asked for. They count as
@@ -641,11 +833,18 @@ impl Lease {
         }
         let outstanding = self.requests.outstanding();
         // While frozen or blocked, one request at a time probes for the end.
-        if self.at_capacity()
+        let on_the_way = self.on_the_way();
+        let wanted = self.demand > on_the_way;
+        if self.at_capacity_for(wanted)
             || ((self.frozen || self.blocked.is_some()) && outstanding > 0)
-            || self.on_the_way() > self.sizing.low_water(&self.config)
+            || (on_the_way > self.sizing.low_water(&self.config) && !wanted)
         {
             return None;
+        }
+        // Callers wait for more than is on hand and on its way: the next
+        // range holds the shortfall.
+        if wanted {
+            self.sizing.batch = self.sizing.batch.max(self.demand - on_the_way);
         }
         if self.known_remaining == Some(0) {
             self.phase = Phase::Exhausted;
@@ -974,7 +1173,7 @@ impl Lease {
         let unsent = self.requests.drop_unsent();
         self.reserved = self.reserved.saturating_sub(unsent);
         self.left = 0;
-        self.ready = [None; WAITING];
+        self.ready = [None; PLACES];
         // Requests stay pending but are never sent again: a grant that
         // still arrives is counted as abandoned, not installed.
         self.phase = Phase::Closed;
@@ -994,9 +1193,24 @@ impl Lease {
     /// Whether no new request may be made: `max_outstanding` are in flight,
     /// or every place for a waiting range is spoken for.
     fn at_capacity(&self) -> bool {
+        self.at_capacity_for(false)
+    }
+
+    /// Like [`Lease::at_capacity`]; `wanted` when callers wait for more
+    /// than is on hand and on its way. Then, once the ordinary places are
+    /// spoken for, the kept one may be used by one request while nothing
+    /// else is in flight: sized to what callers wait for beyond what is on
+    /// hand, its range completes any batch up to [`Lease::batch_limit`].
+    fn at_capacity_for(&self, wanted: bool) -> bool {
         let outstanding = self.requests.outstanding();
-        outstanding >= self.config.max_outstanding
-            || self.ready.iter().flatten().count() + outstanding >= WAITING
+        let ready = self.ready.iter().flatten().count();
+        if outstanding >= self.config.max_outstanding {
+            return true;
+        }
+        if ready + outstanding < WAITING {
+            return false;
+        }
+        !(wanted && outstanding == 0 && ready < PLACES)
     }
 
     fn update_refill_mark(&mut self) {

@@ -1664,3 +1664,298 @@ fn a_batch_above_the_largest_range_does_not_stick() {
         "the batch was served as far as a range can"
     );
 }
+
+/// The IDs of a batch, with the driver's lent block `[block, ...)` first.
+fn batch_ids(b: &Batch, block: u64) -> Vec<u64> {
+    let mut ids: Vec<u64> = (block..block + b.from_lent).collect();
+    for r in b.pieces() {
+        ids.extend(r.start()..=r.last());
+    }
+    ids
+}
+
+#[test]
+fn an_exact_batch_crosses_ranges_or_takes_nothing() {
+    let mut c = config();
+    c.max_outstanding = 2;
+    let mut l = lease(c);
+    let a = send(&mut l, 0).unwrap();
+    answer(&mut l, &a, 1, 1);
+    l.set_demand(15, 0);
+    let b = send(&mut l, 1).unwrap();
+    answer(&mut l, &b, 100, 2);
+    let batch = l.take_exact(15, 0).unwrap();
+    assert_eq!(batch.count(), 15);
+    let ids = batch_ids(&batch, 0);
+    assert_eq!(ids[..10], (1..=10).collect::<Vec<_>>()[..]);
+    assert_eq!(ids[10..], [100, 101, 102, 103, 104]);
+    assert_eq!(l.stats(0).issued, 15);
+    // Five left, six asked: nothing is taken, and the engine says why.
+    assert_eq!(l.take_exact(6, 0), Err(IssueError::Unavailable));
+    assert_eq!(l.available(), 5);
+    assert_eq!(l.stats(0).issued, 15);
+    assert_eq!(l.take_exact(5, 0).map(|b| b.count()), Ok(5));
+    assert_eq!(l.take_exact(0, 0), Err(IssueError::EmptyBatch));
+}
+
+#[test]
+fn an_exact_batch_takes_the_lent_block_first() {
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    answer(&mut l, &out, 1, 1);
+    let block = l.lend(4).unwrap();
+    assert_eq!(block, Range::new(1, 5).unwrap());
+    // All from the block: the engine changes nothing, the block stays lent.
+    let b = l.take_exact(3, 4).unwrap();
+    assert_eq!((b.from_lent, b.pieces().count()), (3, 0));
+    assert_eq!(
+        l.stats(1).issued,
+        3,
+        "the block's one unused ID is not issued"
+    );
+    // The block's last ID, then the range's rest, contiguous with it.
+    let b = l.take_exact(4, 1).unwrap();
+    assert_eq!(batch_ids(&b, 4), vec![4, 5, 6, 7]);
+    assert_eq!(l.stats(0).issued, 7);
+    // More than the block and the engine hold: nothing, not even the block.
+    let block = l.lend(2).unwrap();
+    assert_eq!(block, Range::new(8, 10).unwrap());
+    assert_eq!(l.take_exact(5, 2), Err(IssueError::Unavailable));
+    assert_eq!(l.stats(2).issued, 7);
+    assert_eq!(l.available(), 1);
+}
+
+#[test]
+fn demand_asks_for_the_shortfall_whatever_the_rate() {
+    let mut c = config();
+    c.max_outstanding = 2;
+    let mut l = lease(c);
+    let out = send(&mut l, 0).unwrap();
+    answer(&mut l, &out, 1, 1);
+    // Ten on hand, above the low water: nothing would be asked.
+    assert_eq!(send(&mut l, 2), None);
+    l.set_demand(500, 0);
+    let more = send(&mut l, 2).expect("a caller waits for 500");
+    assert_eq!(more.request.count, 490, "the shortfall, no more");
+    assert_eq!(send(&mut l, 2), None, "covered once it is on its way");
+    answer(&mut l, &more, 1_000, 3);
+    assert_eq!(l.take_exact(500, 0).map(|b| b.count()), Ok(500));
+    l.set_demand(0, 0);
+    // Capped by max_count: two requests for 2,500.
+    let mut l = lease(c);
+    let out = send(&mut l, 0).unwrap();
+    answer(&mut l, &out, 1, 1);
+    l.set_demand(2_500, 0);
+    let a = send(&mut l, 2).unwrap();
+    let b = send(&mut l, 2).unwrap();
+    assert_eq!((a.request.count, b.request.count), (1_000, 1_000));
+}
+
+#[test]
+fn a_batch_the_namespace_cannot_supply_fails_at_once_taking_nothing() {
+    let space = NamespaceConfig::new(Some(1), Some(25), None).unwrap();
+    let mut c = LeaseConfig::new(ns());
+    c.min_count = 10;
+    let mut b = Bench::new(c, space);
+    b.serve(0);
+    assert_eq!(b.lease.available(), 10);
+    // The grant said 15 remain: 10 held + 15 < 30.
+    assert_eq!(
+        b.lease.take_exact(30, 0),
+        Err(IssueError::TooFew {
+            remaining: 15,
+            available: 10
+        })
+    );
+    let e = b.lease.take_exact(30, 0).unwrap_err();
+    assert_eq!(
+        (e.client_code(), e.is_final(), e.waits(), e.remaining()),
+        ("exhausted", false, false, Some(15))
+    );
+    assert_eq!(b.lease.available(), 10, "nothing taken");
+    // 25 can still be gathered.
+    b.lease.set_demand(25, 0);
+    assert_eq!(b.lease.take_exact(25, 0), Err(IssueError::Unavailable));
+    b.serve(1);
+    assert_eq!(b.lease.take_exact(25, 0).map(|x| x.count()), Ok(25));
+    // Nothing left, and the engine stops asking: a batch is told so.
+    b.lease.set_demand(0, 0);
+    b.serve(2);
+    assert_eq!(
+        b.lease.take_exact(1, 0),
+        Err(IssueError::TooFew {
+            remaining: 0,
+            available: 0
+        })
+    );
+}
+
+#[test]
+fn a_batch_above_what_the_engine_gathers_is_refused() {
+    let mut c = config();
+    c.max_count = 1_000;
+    let mut b = Bench::new(c, NamespaceConfig::new(None, None, Some(100)).unwrap());
+    assert_eq!(b.lease.batch_limit(), 8_000);
+    assert_eq!(
+        b.lease.take_exact(8_001, 0),
+        Err(IssueError::BatchTooLarge { limit: 8_000 })
+    );
+    b.serve(0);
+    assert_eq!(
+        b.lease.batch_limit(),
+        800,
+        "the namespace's maxCount, once known"
+    );
+    let e = b.lease.take_exact(801, 0).unwrap_err();
+    assert_eq!((e.client_code(), e.is_final()), ("invalid_request", false));
+    // The limit, from nothing on hand: ranges of 100 fill the places.
+    b.lease.take_exact(b.lease.available(), 0).unwrap();
+    b.lease.set_demand(800, 0);
+    for now in 1..20 {
+        b.serve(now);
+    }
+    assert_eq!(b.lease.take_exact(800, 0).map(|x| x.count()), Ok(800));
+}
+
+#[test]
+fn a_batch_is_gathered_however_small_the_ranges_on_hand() {
+    // Every place for a waiting range is taken by a small one (a prefetch
+    // that ran ahead); the place kept for what callers wait for still
+    // lets the engine ask, so a batch up to the limit always comes.
+    let mut c = config();
+    c.max_outstanding = 4;
+    c.min_count = 10;
+    c.max_count = 1_000;
+    c.prefetch_lead_ms = 10_000;
+    let mut l = lease(c);
+    let mut start = 1;
+    // Callers arrive for a few IDs at a time and give up before their
+    // ranges come: small ranges, unconsumed, fill every ordinary place.
+    let mut now = 0;
+    while l.available() < 10 * (WAITING as u64 + 1) {
+        l.set_demand(l.available() + 10, 0);
+        let o = send(&mut l, now).unwrap();
+        l.set_demand(0, 0);
+        answer(&mut l, &o, start, now);
+        start += 10_000;
+        now += 1;
+    }
+    let held = l.available();
+    assert_eq!(
+        held,
+        10 * (WAITING as u64 + 1),
+        "current + every ordinary place, 10 each"
+    );
+    assert_eq!(send(&mut l, now), None, "no place for an ordinary prefetch");
+    assert_eq!(l.take_exact(1_000, 0), Err(IssueError::Unavailable));
+    l.set_demand(1_000, 0);
+    let out = send(&mut l, now).expect("the kept place lets the engine ask");
+    assert_eq!(out.request.count, 1_000 - held);
+    assert_eq!(send(&mut l, now), None, "one request in the kept place");
+    answer(&mut l, &out, 500_000, now);
+    let batch = l.take_exact(1_000, 0).unwrap();
+    assert_eq!(batch.count(), 1_000);
+    assert_eq!(batch.pieces().count(), WAITING + 2);
+}
+
+#[test]
+fn demand_outweighs_the_share_of_what_remains() {
+    // 100,000 left: a start may ask for 0.1 % (100), but minRangeSize 10;
+    // a caller waiting for 5,000 gets them.
+    let space = NamespaceConfig::new(Some(1), Some(100_000), None).unwrap();
+    let mut c = LeaseConfig::new(ns());
+    c.min_count = 10;
+    c.max_count = 10_000;
+    let mut b = Bench::new(c, space);
+    b.serve(0);
+    b.lease.set_demand(5_000, 0);
+    b.serve(1);
+    assert_eq!(b.granted[1].count(), 4_990);
+    assert_eq!(b.lease.take_exact(5_000, 0).map(|x| x.count()), Ok(5_000));
+}
+
+#[test]
+fn exact_batches_lent_blocks_and_single_ids_never_overlap() {
+    // A seeded mix of every way to issue, against the real decision.
+    let space = NamespaceConfig::new(Some(1), Some(200_000), Some(50)).unwrap();
+    let mut c = LeaseConfig::new(ns());
+    c.min_count = 7;
+    c.max_count = 50;
+    c.max_outstanding = 4;
+    let mut b = Bench::new(c, space);
+    let mut seen = std::collections::BTreeSet::new();
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let (mut block, mut block_left) = (0u64, 0u64);
+    let mut exact = 0;
+    for now in 0..20_000 {
+        let n = next() % 120 + 1;
+        match next() % 3 {
+            0 => match b.lease.take_exact(n, block_left) {
+                Ok(batch) => {
+                    let ids = batch_ids(&batch, block);
+                    assert_eq!(ids.len() as u64, n);
+                    block += batch.from_lent;
+                    block_left -= batch.from_lent;
+                    if batch.pieces().count() > 0 {
+                        assert_eq!(block_left, 0, "the block is used up first");
+                    }
+                    for id in ids {
+                        assert!(seen.insert(id), "{id} twice");
+                    }
+                    exact += 1;
+                    b.lease.set_demand(0, 0);
+                }
+                Err(e) => {
+                    assert!(!e.is_final(), "{e:?}");
+                    b.lease.set_demand(n, 0);
+                }
+            },
+            1 if block_left > 0 => {
+                assert!(seen.insert(block));
+                block += 1;
+                block_left -= 1;
+            }
+            1 => {
+                if let Ok(r) = b.lease.lend(n) {
+                    (block, block_left) = (r.start(), r.count());
+                }
+            }
+            _ => {
+                if block_left == 0 {
+                    if let Ok(id) = b.lease.next_id() {
+                        assert!(seen.insert(id));
+                    }
+                }
+            }
+        }
+        if now % 3 == 0 {
+            b.serve(now);
+        }
+    }
+    assert!(exact > 1_000, "{exact} exact batches");
+    assert!(seen
+        .iter()
+        .all(|id| b.granted.iter().any(|r| r.contains(*id))));
+}
+
+#[test]
+fn demand_counts_only_the_unused_part_of_the_lent_block() {
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    answer(&mut l, &out, 1, 1);
+    // A block of 5 is lent and 4 of it returned to callers: 1 in hand,
+    // 5 installed. A caller waits for 10: 4 are missing.
+    assert_eq!(l.lend(5), Ok(Range::new(1, 6).unwrap()));
+    assert_eq!(l.take_exact(10, 1), Err(IssueError::Unavailable));
+    l.set_demand(10, 1);
+    let more = send(&mut l, 2).expect("the used part of the block does not count");
+    assert!(more.request.count >= 4, "{}", more.request.count);
+    answer(&mut l, &more, 100, 3);
+    assert_eq!(l.take_exact(10, 1).map(|b| b.count()), Ok(10));
+}

@@ -265,6 +265,11 @@ pub struct Report {
     pub abandoned: u64,
     /// Generators the authority refused for good.
     pub failed_generators: u64,
+    /// Exact batches served whole (`take_exact`), and those that had to
+    /// wait for a range first.
+    pub exact_batches: u64,
+    /// See `exact_batches`.
+    pub exact_batches_waited: u64,
     /// Requests a blocking proxy answered with its own 403 page.
     pub proxy_refusals: u64,
     /// Requests whose token the authority refused (a late renewal).
@@ -336,6 +341,8 @@ struct Book {
     issued: u64,
     // The largest batch that came back short.
     largest_batch: u64,
+    // The largest exact batch waited for (the engine gathers it whole).
+    largest_exact: u64,
     // The range committed for each request id: a restore that forgot a
     // grant commits another for the same id (the first is only a gap), and
     // the engine reserved one.
@@ -346,6 +353,10 @@ struct Book {
 /// recovered: past the longest blocked backoff (16 x `retry_max_ms`), its
 /// jitter, and a lost probe or two.
 pub const RECOVERY_MS: u64 = 1_000;
+
+/// How long a caller waits for an exact batch before it gives up (the JS
+/// driver's `deadlineMs`, on the simulation's clock).
+const BATCH_DEADLINE_MS: u64 = 300;
 
 /// What a blocking proxy answers instead of the authority.
 const PROXY_PAGE: &[u8] = b"<html>\r\n<head><title>403 Forbidden</title></head>\r\n<body>Request blocked by the proxy.</body></html>";
@@ -368,6 +379,11 @@ struct Generator {
     lender: bool,
     block_next: u64,
     block_left: u64,
+    // An exact batch a caller waits for (0: none), as the JS driver's
+    // `nextIds(n)`; the engine is told it as demand.
+    waiting: u64,
+    // When the caller started waiting; it gives up after `BATCH_DEADLINE_MS`.
+    waiting_since: u64,
     paused_until: u64,
     // Attempts in flight, and those cancelled.
     live: BTreeSet<Ticket>,
@@ -538,6 +554,8 @@ impl World {
             lender: self.rng.chance(400_000),
             block_next: 0,
             block_left: 0,
+            waiting: 0,
+            waiting_since: 0,
             paused_until: 0,
             live: BTreeSet::new(),
             cancelled: BTreeSet::new(),
@@ -776,7 +794,8 @@ impl World {
         if self.now.saturating_sub(book.born) >= TRUST_MS || self.scenario.reuse_incarnation {
             return Ok(());
         }
-        let batches = book.largest_batch.min(config.max_count) * config.max_outstanding as u64;
+        let batches = book.largest_batch.min(config.max_count) * config.max_outstanding as u64
+            + book.largest_exact;
         let bound = (2 * config.min_count).max(4 * book.issued) + batches;
         let committed: u64 = book.committed.values().sum();
         if committed > bound {
@@ -1036,101 +1055,147 @@ impl World {
         }
         let g = &mut self.gens[slot];
         let book = self.books.entry(*g.lease.incarnation()).or_default();
-        let mut left = want;
-        let lend_size = self.rng.between(1, 65);
-        while left > 0 {
-            // A batch that comes back short (or not at all) lets the engine
-            // size its next range to hold it: the bound allows for that.
-            let asked = left;
-            let got = match (g.lender, batchy) {
-                (false, true) => g.lease.take(left),
-                (false, false) => g
-                    .lease
-                    .next_id()
-                    .map(|id| Range::with_count(id, 1).unwrap_or_else(|_| unreachable!())),
-                (true, _) => Self::from_block(g, left, batchy, lend_size),
+        if g.waiting > 0 && now >= g.waiting_since + BATCH_DEADLINE_MS {
+            // The caller's deadline: it gives up, and nothing was taken.
+            g.waiting = 0;
+        }
+        if g.lender && (batchy || g.waiting > 0) {
+            // An exact batch, as the JS driver's `nextIds(n)`: all of it or
+            // nothing, the lent block first; a caller waits for it (the
+            // engine is told as demand) until it comes or cannot.
+            let n = match g.waiting {
+                0 => want.clamp(1, g.lease.batch_limit()),
+                waiting => waiting,
             };
-            match got {
+            match g.lease.take_exact(n, g.block_left) {
                 Ok(batch) => {
-                    left -= batch.count();
-                    self.checker
-                        .issued_batch(g.engine, g.lease.incarnation(), batch)?;
-                    book.issued += batch.count();
-                    if batchy && batch.count() < asked {
-                        book.largest_batch = book.largest_batch.max(asked);
+                    if batch.count() != n {
+                        return Err(Violation::NotExact {
+                            incarnation: g.lease.incarnation().to_string(),
+                            asked: n,
+                            got: batch.count(),
+                        });
                     }
-                }
-                Err(
-                    IssueError::Unavailable
-                    | IssueError::Frozen
-                    | IssueError::Blocked(_)
-                    | IssueError::Exhausted,
-                ) => {
-                    if batchy {
-                        book.largest_batch = book.largest_batch.max(asked);
+                    if batch.from_lent > 0 {
+                        let from_block = Range::with_count(g.block_next, batch.from_lent)
+                            .unwrap_or_else(|_| unreachable!());
+                        g.block_next = g.block_next.wrapping_add(batch.from_lent);
+                        g.block_left -= batch.from_lent;
+                        self.checker
+                            .issued_batch(g.engine, g.lease.incarnation(), from_block)?;
                     }
-                    break;
+                    for piece in batch.pieces() {
+                        self.checker
+                            .issued_batch(g.engine, g.lease.incarnation(), piece)?;
+                    }
+                    book.issued += n;
+                    self.report.exact_batches += 1;
+                    if g.waiting > 0 {
+                        self.report.exact_batches_waited += 1;
+                    }
+                    g.waiting = 0;
                 }
                 Err(IssueError::Failed(_)) => {
-                    // Refused for good (a request conflict, say): this
-                    // generator is finished until a restart replaces it.
+                    g.waiting = 0;
                     if g.per_ms != 0 {
                         g.per_ms = 0;
                         self.report.failed_generators += 1;
                     }
-                    break;
                 }
-                Err(IssueError::EmptyBatch) if g.lender => {
-                    return Err(Violation::NotContiguous {
-                        incarnation: g.lease.incarnation().to_string(),
-                    })
+                // Told at once, as a caller is: the namespace cannot supply
+                // it, or (after a smaller maxCount was learned) it is too
+                // large to gather.
+                Err(
+                    IssueError::TooFew { .. }
+                    | IssueError::BatchTooLarge { .. }
+                    | IssueError::Exhausted,
+                ) => g.waiting = 0,
+                // Waiting (or, while blocked, calling again later).
+                Err(IssueError::Unavailable | IssueError::Frozen | IssueError::Blocked(_)) => {
+                    if g.waiting == 0 {
+                        g.waiting_since = now;
+                    }
+                    g.waiting = n;
+                    book.largest_exact = book.largest_exact.max(n);
                 }
                 Err(other) => panic!(
-                    "seed {}: unexpected issue error {other}",
+                    "seed {}: unexpected batch error {other}",
                     self.scenario.seed
                 ),
             }
+            g.lease.set_demand(g.waiting, g.block_left);
+        } else {
+            let mut left = want;
+            let lend_size = self.rng.between(1, 65);
+            while left > 0 {
+                // A batch that comes back short (or not at all) lets the
+                // engine size its next range to hold it: the bound allows
+                // for that.
+                let asked = left;
+                let got = match (g.lender, batchy) {
+                    (false, true) => g.lease.take(left),
+                    (false, false) => g
+                        .lease
+                        .next_id()
+                        .map(|id| Range::with_count(id, 1).unwrap_or_else(|_| unreachable!())),
+                    (true, _) => Self::from_block(g, lend_size),
+                };
+                match got {
+                    Ok(batch) => {
+                        left -= batch.count();
+                        self.checker
+                            .issued_batch(g.engine, g.lease.incarnation(), batch)?;
+                        book.issued += batch.count();
+                        if batchy && batch.count() < asked {
+                            book.largest_batch = book.largest_batch.max(asked);
+                        }
+                    }
+                    Err(
+                        IssueError::Unavailable
+                        | IssueError::Frozen
+                        | IssueError::Blocked(_)
+                        | IssueError::Exhausted,
+                    ) => {
+                        if batchy {
+                            book.largest_batch = book.largest_batch.max(asked);
+                        }
+                        break;
+                    }
+                    Err(IssueError::Failed(_)) => {
+                        // Refused for good (a request conflict, say): this
+                        // generator is finished until a restart replaces it.
+                        if g.per_ms != 0 {
+                            g.per_ms = 0;
+                            self.report.failed_generators += 1;
+                        }
+                        break;
+                    }
+                    Err(other) => panic!(
+                        "seed {}: unexpected issue error {other}",
+                        self.scenario.seed
+                    ),
+                }
+            }
         }
         let due = g.lease.next_deadline().is_some_and(|d| d <= now);
-        if g.lease.should_poll() || due {
+        if g.lease.should_poll() || due || g.waiting > 0 {
             self.drive(slot)?;
         }
         Ok(())
     }
 
-    /// A lender's issue, as the JS driver does it: one ID from its block
-    /// (lending a new block of `lend_size` when it is empty), or a batch of
-    /// up to `n`: the block's rest, continued with `take_more` in the same
-    /// range. A batch that does not continue the block is reported as
-    /// `EmptyBatch` (the caller turns it into a violation).
-    fn from_block(
-        g: &mut Generator,
-        n: u64,
-        batch: bool,
-        lend_size: u64,
-    ) -> Result<Range, IssueError> {
+    /// A lender's single ID, as the JS driver issues it: from its block,
+    /// lending a new block of `lend_size` when it is empty.
+    fn from_block(g: &mut Generator, lend_size: u64) -> Result<Range, IssueError> {
         if g.block_left == 0 {
-            if batch {
-                return g.lease.take(n);
-            }
             let r = g.lease.lend(lend_size)?;
             g.block_next = r.start();
             g.block_left = r.count();
         }
-        let k = if batch { n.min(g.block_left) } else { 1 };
         let start = g.block_next;
-        g.block_next = g.block_next.wrapping_add(k);
-        g.block_left -= k;
-        let mut out = Range::with_count(start, k).unwrap_or_else(|_| unreachable!());
-        if batch && k < n && g.block_left == 0 {
-            if let Some(more) = g.lease.take_more(n - k) {
-                if u128::from(more.start()) != out.end() {
-                    return Err(IssueError::EmptyBatch);
-                }
-                out = Range::with_count(start, k + more.count()).unwrap_or_else(|_| unreachable!());
-            }
-        }
-        Ok(out)
+        g.block_next = g.block_next.wrapping_add(1);
+        g.block_left -= 1;
+        Ok(Range::with_count(start, 1).unwrap_or_else(|_| unreachable!()))
     }
 
     fn chaos(&mut self) {

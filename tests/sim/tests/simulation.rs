@@ -77,6 +77,8 @@ fn add(t: &mut Report, r: &Report) {
     t.witness_refusals += r.witness_refusals;
     t.abandoned += r.abandoned;
     t.failed_generators += r.failed_generators;
+    t.exact_batches += r.exact_batches;
+    t.exact_batches_waited += r.exact_batches_waited;
     t.proxy_refusals += r.proxy_refusals;
     t.token_refusals += r.token_refusals;
     t.blocks += r.blocks;
@@ -102,6 +104,7 @@ fn no_id_is_issued_twice_under_faults() {
          {} generator restarts, {} pauses, {} authority restarts, {} restores to an older copy \
          ({} found the witness ahead), {} fence raises, {} IDs skipped by starts, {} answers 503 for want of the witness, \
          {} replays installed, {} duplicate grants ignored, {} foreign grants refused, \
+         {} exact batches ({} waited for a range), \
          {} requests refused by a blocking proxy, {} by a late token renewal, {} generator blocks ({} ended), \
          {} namespaces exhausted, {} IDs abandoned, in {:.1?}",
         t.ids,
@@ -124,6 +127,8 @@ fn no_id_is_issued_twice_under_faults() {
         t.replays_installed,
         t.duplicates_ignored,
         t.grants_refused,
+        t.exact_batches,
+        t.exact_batches_waited,
         t.proxy_refusals,
         t.token_refusals,
         t.blocks,
@@ -171,6 +176,7 @@ fn no_id_is_issued_twice_under_faults() {
             ("replays installed", t.replays_installed),
             ("duplicate grants ignored", t.duplicates_ignored),
             ("foreign grants refused", t.grants_refused),
+            ("exact batches that waited", t.exact_batches_waited),
             ("refusals by a blocking proxy", t.proxy_refusals),
             ("tokens refused even fresh", t.token_refusals),
             ("generator blocks", t.blocks),
