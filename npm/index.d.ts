@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" />
 /**
  * rangeid: unique positive integer IDs per namespace, issued locally from
  * ranges the authority reserved for this process.
@@ -19,6 +20,7 @@ export type RangeIdErrorCode =
   | "exhausted"
   | "frozen"
   | "closed"
+  | "aborted"
   | "invalid_config"
   | "refused"
   | "unauthenticated"
@@ -64,11 +66,34 @@ export interface UnavailableError extends RangeIdErrorBase {
   readonly cause?: unknown;
 }
 
-/** The namespace has no IDs left for this generator. Final. */
+/**
+ * The namespace has no IDs left for this generator (final), or, from
+ * `nextIds(n)`, fewer than `n` counting what this generator holds (no ID
+ * was taken; a smaller batch may still come).
+ */
 export interface ExhaustedError extends RangeIdErrorBase {
   readonly code: "exhausted";
-  /** How many IDs the namespace has left, as a decimal string: "0". */
+  /** How many IDs the namespace has left to grant, as a decimal string: "0", or from `nextIds` what it last said. */
   readonly remaining: string;
+  /** From `nextIds(n)`: how many IDs this generator holds (decimal string), fewer than `n` with `remaining`. */
+  readonly available?: string;
+}
+
+/**
+ * A bad argument, or the authority refused a malformed request. From
+ * `nextIds(n)` with `n` above what one call may ask for, `limit` says the
+ * most (8 times the largest range: `maxRangeSize`, and the namespace's
+ * `maxCount`); no ID was taken.
+ */
+export interface InvalidRequestError extends RangeIdErrorBase {
+  readonly code: "invalid_request";
+  readonly limit?: number;
+}
+
+/** A wait was ended by its `AbortSignal`; `cause` is the signal's reason. No ID was taken. */
+export interface AbortedError extends RangeIdErrorBase {
+  readonly code: "aborted";
+  readonly cause: unknown;
 }
 
 /** The authority refused with a code this version does not know. Final. */
@@ -78,16 +103,22 @@ export interface RefusedError extends RangeIdErrorBase {
   readonly authorityCode: string;
 }
 
-/** Every other failure: `frozen` (waiting may help), `closed`, `invalid_config`, and the authority's final codes. */
+/** Every other failure: `frozen` (waiting may help), `closed`, `invalid_config`, and the authority's codes. */
 export interface OtherRangeIdError extends RangeIdErrorBase {
-  readonly code: Exclude<RangeIdErrorCode, "unavailable" | "exhausted" | "refused">;
+  readonly code: Exclude<RangeIdErrorCode, "unavailable" | "exhausted" | "refused" | "invalid_request" | "aborted">;
 }
 
 /**
  * The one error class the package throws. After `e instanceof
  * RangeIdError`, `switch (e.code)` narrows to the fields that code carries.
  */
-export type RangeIdError = UnavailableError | ExhaustedError | RefusedError | OtherRangeIdError;
+export type RangeIdError =
+  | UnavailableError
+  | ExhaustedError
+  | RefusedError
+  | InvalidRequestError
+  | AbortedError
+  | OtherRangeIdError;
 export declare const RangeIdError: {
   new (code: RangeIdErrorCode, message: string, details?: object): RangeIdError;
   readonly prototype: RangeIdError;
@@ -135,8 +166,16 @@ export interface GeneratorOptions {
   retryMaxMs?: number;
   /** How long `nextId` and creation wait for a range before rejecting (default 5,000 ms). */
   deadlineMs?: number;
-  /** A custom fetch: a Service Binding's `fetch`, or a test's fault injector. */
+  /** A custom fetch: a Service Binding's `fetch`, a test's fault injector, or `createTestAuthority().fetch` from `rangeid/testing`. */
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
+  /** Aborts `createGenerator`'s wait for the first range (the generator is closed; it rejects with `aborted`). */
+  signal?: AbortSignal;
+}
+
+/** Options of a call that may wait. */
+export interface WaitOptions {
+  /** Ends the wait: the call rejects with `aborted` (its `cause` the signal's reason) and takes no ID. */
+  signal?: AbortSignal;
 }
 
 export interface GeneratorStats {
@@ -197,26 +236,33 @@ export declare class Generator {
   /** This generator's incarnation: 32 hex digits, fresh for each generator. */
   readonly incarnation: string;
   /** The next ID; resolves at once from the reserved range, else waits up to `deadlineMs`. */
-  nextId(): Promise<string>;
+  nextId(options?: WaitOptions): Promise<string>;
   /** The next ID, or `undefined` when none is ready. Never waits. */
   tryNextId(): string | undefined;
   /**
-   * Up to `n` contiguous IDs, all from one reserved range: fewer than `n`
-   * only when that range has fewer left (it never joins two ranges). Waits like `nextId`.
+   * Exactly `n` IDs (1 to 8 times the largest range), in no particular
+   * relation to each other: across ranges when it must, so not necessarily
+   * contiguous. Waits like `nextId`; all or nothing: a call that fails
+   * (deadline, abort, fewer than `n` left in the namespace: `exhausted`
+   * with `remaining` and `available`) takes no ID.
    */
-  nextIds(n: number): Promise<string[]>;
+  nextIds(n: number, options?: WaitOptions): Promise<string[]>;
   /** Like `nextId`, as a BigInt. */
-  nextIdBigInt(): Promise<bigint>;
+  nextIdBigInt(options?: WaitOptions): Promise<bigint>;
   /**
    * Resolves once no range request is in flight. On Workers, pass it to
    * `ctx.waitUntil` so a prefetch started while serving one request is not
    * cancelled when that request ends.
    */
-  settled(): Promise<void>;
+  settled(options?: WaitOptions): Promise<void>;
   /** Counters and grant latencies. */
   stats(): GeneratorStats;
   /** Abandons the unused IDs and returns how many (decimal string); later calls reject with `closed`. */
   close(): string;
+  /** `using ids = ...`: `close()` at the end of the scope. */
+  [Symbol.dispose](): void;
+  /** `await using ids = await createGenerator(...)`: `close()` at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /**

@@ -20,7 +20,7 @@ export class RangeIdError extends Error {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = "RangeIdError";
     this.code = code;
-    for (const key of ["status", "authorityCode", "excerpt", "remaining", "retryAfterMs", "final"]) {
+    for (const key of ["status", "authorityCode", "excerpt", "remaining", "available", "limit", "retryAfterMs", "final"]) {
       if (details[key] !== undefined) this[key] = details[key];
     }
     Object.defineProperty(this, BRAND, { value: true });

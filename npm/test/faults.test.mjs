@@ -457,7 +457,7 @@ test("answers this version does not know: extra fields are read, an unreadable 2
   ids.close();
 });
 
-test("nextIds(n) returns n contiguous IDs from one range, past the local block", async () => {
+test("nextIds(n) returns exactly n: the local block's rest, then the range, then the next ones", async () => {
   const a = fakeAuthority();
   const ids = await createGenerator({ ...base, fetch: a.fetch, rangeSize: 10_000 });
   assert.equal(await ids.nextId(), "1");
@@ -465,29 +465,96 @@ test("nextIds(n) returns n contiguous IDs from one range, past the local block",
   assert.equal(batch.length, 2000);
   assert.deepEqual([batch[0], batch[1999]], ["2", "2001"]);
   const rest = await ids.nextIds(20_000);
-  assert.equal(rest.length, 7999, "fewer only at the range's end");
-  assert.equal(rest.at(-1), "10000");
+  assert.equal(rest.length, 20_000, "across ranges, exactly");
+  assert.equal(rest[0], "2002");
   a.check([...batch, ...rest], ids.incarnation);
   ids.close();
 });
 
-test("every batch is contiguous, across many small ranges and prefetches", async () => {
+test("exact batches of every size, mixed with nextId, across many small ranges and prefetches", async () => {
   const a = fakeAuthority();
   const ids = await createGenerator({ ...base, fetch: a.fetch, rangeSize: 7, maxOutstanding: 2 });
   const all = [];
+  let seed = 7;
   for (let i = 0; i < 300; i++) {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    const n = 1 + (seed % 50);
     if (i % 3 === 0) all.push(await ids.nextId());
-    const batch = await ids.nextIds(5);
-    assert.ok(batch.length >= 1 && batch.length <= 5);
-    for (let k = 1; k < batch.length; k++) {
-      assert.equal(BigInt(batch[k]), BigInt(batch[k - 1]) + 1n, `not contiguous: ${batch}`);
-    }
-    // And inside one granted range.
-    const range = a.state.ledger.find(([s, e]) => BigInt(batch[0]) >= s && BigInt(batch[0]) < e);
-    assert.ok(BigInt(batch.at(-1)) < range[1], `${batch} crosses the end of [${range[0]}, ${range[1]})`);
+    const batch = await ids.nextIds(n);
+    assert.equal(batch.length, n);
     all.push(...batch);
   }
   a.check(all, ids.incarnation);
+  // Concurrent batches and single IDs: each gets exactly what it asked for.
+  const calls = Array.from({ length: 40 }, (_, i) => (i % 4 === 0 ? ids.nextId().then((x) => [x]) : ids.nextIds(3 + (i % 29))));
+  const got = await Promise.all(calls);
+  got.forEach((g, i) => assert.equal(g.length, i % 4 === 0 ? 1 : 3 + (i % 29)));
+  a.check([...all, ...got.flat()], ids.incarnation);
+  ids.close();
+});
+
+test("a batch the namespace cannot supply rejects at once with exhausted, and takes nothing", async () => {
+  const a = fakeAuthority({ first: 1n, max: 25n });
+  // As a real authority does, grants say what the namespace has left.
+  const withCapacity = async (url, init) => {
+    const r = await a.fetch(url, init);
+    if (r.status !== 200) return r;
+    const g = await r.json();
+    return Response.json({ ...g, maxCount: 10_000_000, remaining: (a.state.max + 1n - a.state.next).toString() });
+  };
+  const ids = await createGenerator({ ...base, fetch: withCapacity, rangeSize: 10 });
+  const five = [];
+  for (let i = 0; i < 5; i++) five.push(await ids.nextId());
+  const t = performance.now();
+  await assert.rejects(ids.nextIds(30), (e) => {
+    assert.ok(e instanceof RangeIdError);
+    assert.equal(e.code, "exhausted");
+    assert.equal(e.remaining, "15", "what the namespace has left to grant");
+    assert.equal(e.available, "5", "what this generator holds");
+    assert.equal(e.final, false);
+    assert.match(e.message, /no ID was taken/);
+    return true;
+  });
+  assert.ok(performance.now() - t < 500, "at once, not at the deadline");
+  assert.equal(ids.stats().available, "5", "nothing was taken");
+  // Everything that is left still comes, exactly.
+  const twenty = await ids.nextIds(20);
+  assert.equal(twenty.length, 20);
+  a.check([...five, ...twenty], ids.incarnation);
+  assert.equal(twenty.at(-1), "25");
+  await assert.rejects(ids.nextIds(1), (e) => e.code === "exhausted" && e.remaining === "0");
+  await assert.rejects(ids.nextId(), (e) => e.code === "exhausted" && e.final === true);
+  ids.close();
+});
+
+test("a batch above what a generator gathers is invalid_request with the limit; one at it comes whole", async () => {
+  const a = fakeAuthority();
+  const ids = await createGenerator({ ...base, fetch: a.fetch, rangeSize: 10 });
+  await assert.rejects(ids.nextIds(81), (e) => {
+    assert.deepEqual([e.code, e.limit, e.final], ["invalid_request", 80, false]);
+    assert.match(e.message, /at most 80 IDs per call/);
+    return true;
+  });
+  assert.equal(ids.stats().issued, 0);
+  const got = await ids.nextIds(80);
+  assert.equal(got.length, 80);
+  a.check(got, ids.incarnation);
+  ids.close();
+});
+
+test("a batch that times out takes nothing: the IDs it waited beside go to later calls", async () => {
+  const a = fakeAuthority();
+  let hold = false;
+  const fetch = (url, init) => (hold ? rejectOnAbort(init) : a.fetch(url, init));
+  const ids = await createGenerator({ ...base, fetch, rangeSize: 10, maxOutstanding: 1, deadlineMs: 200, requestTimeoutMs: 5000 });
+  const head = [await ids.nextId(), await ids.nextId()];
+  hold = true;
+  await assert.rejects(ids.nextIds(15), (e) => e.code === "unavailable" && /no ID within 200 ms/.test(e.message));
+  assert.equal(ids.stats().available, "8", "the 8 on hand were not taken");
+  hold = false;
+  const after = await ids.nextIds(8);
+  assert.deepEqual(after, ["3", "4", "5", "6", "7", "8", "9", "10"]);
+  a.check([...head, ...after], ids.incarnation);
   ids.close();
 });
 
