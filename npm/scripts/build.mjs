@@ -42,4 +42,21 @@ run(esbuild, [
 // The CommonJS entry's declarations: the same API, under the name
 // TypeScript expects beside a `require` condition.
 copyFileSync(join(pkg, "index.d.ts"), join(pkg, "index.d.cts"));
-console.log(`built ${pkg} (wasm/, dist/, index.d.cts); engine ${statSync(engine).size} bytes`);
+
+// rangeid/testing: the test authority (core's decisions) as a wasm module
+// of its own, so the engine above keeps its size budget.
+run("cargo", ["build", "-p", "rangeid-wasm-testing", "--target", "wasm32-unknown-unknown", "--profile", "wasm", "--locked"], { env });
+const testingOut = join(out, "testing");
+run("wasm-bindgen", ["--target", "web", "--out-dir", testingOut, join(target, "wasm32-unknown-unknown", "wasm", "rangeid_testing.wasm")], { env });
+rmSync(join(testingOut, ".gitignore"), { force: true });
+const testing = join(testingOut, "rangeid_testing_bg.wasm");
+run(wasmOpt, [
+  "-Oz", "--enable-bulk-memory", "--enable-nontrapping-float-to-int", "--enable-sign-ext",
+  "--enable-mutable-globals", testing, "-o", testing,
+]);
+run(esbuild, [
+  join(pkg, "src", "testing-cjs.mjs"), "--bundle", "--platform=node", "--format=cjs", "--target=node20",
+  `--outfile=${join(pkg, "dist", "testing.cjs")}`, "--log-level=error",
+], { cwd: pkg });
+copyFileSync(join(pkg, "testing.d.ts"), join(pkg, "testing.d.cts"));
+console.log(`built ${pkg} (wasm/, dist/, index.d.cts, testing.d.cts); engine ${statSync(engine).size} bytes, test authority ${statSync(testing).size} bytes`);
