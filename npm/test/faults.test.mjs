@@ -343,6 +343,22 @@ test("a WAF that inspects answers replaces a committed grant with its 403: the p
   ids.close();
 });
 
+test("429 and 503 pages without Retry-After are retried, never a block", async () => {
+  const a = fakeAuthority();
+  let n = 0;
+  const fetch = async (url, init) => {
+    n++;
+    if (n === 1) return new Response("<html>Too Many Requests</html>", { status: 429 });
+    if (n === 2) return new Response("", { status: 503 });
+    return a.fetch(url, init);
+  };
+  const ids = await createGenerator({ ...base, fetch, retryInitialMs: 1 });
+  a.check([await ids.nextId()], ids.incarnation);
+  assert.equal(ids.stats().blocks, 0);
+  assert.equal(ids.stats().retries, 2);
+  ids.close();
+});
+
 test("a 4xx with an empty body blocks too, and says so", async () => {
   const empty = async () => new Response(null, { status: 405 });
   await assert.rejects(createGenerator({ ...base, fetch: empty }), (e) => {
