@@ -434,7 +434,7 @@ fn an_expired_token_is_retried_once_with_fresh_credentials_then_blocks() {
 }
 
 fn foreign(status: u16, body: &str) -> Reply {
-    Reply::from_http(status, body.as_bytes(), None)
+    Reply::not_rangeid(status, body.as_bytes(), None)
 }
 
 #[test]
@@ -517,9 +517,9 @@ fn a_blocked_engine_backs_off_to_its_cap_and_honours_retry_after() {
     }
     assert_eq!(l.stats(0).blocks, 1, "one block, however many answers");
     let out = send(&mut l, now).unwrap();
-    let later = Reply::from_http(429, b"", None);
+    let later = Reply::not_rangeid(429, b"", None);
     assert!(matches!(later, Reply::Transient(_)), "429 is never a block");
-    let slow_down = Reply::from_http(403, b"<h1>blocked</h1>", Some(60_000));
+    let slow_down = Reply::not_rangeid(403, b"<h1>blocked</h1>", Some(60_000));
     assert_eq!(
         l.handle_reply(out.ticket, &slow_down, now),
         Handled::Blocked
