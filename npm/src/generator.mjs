@@ -498,7 +498,7 @@ export class Generator {
     }
     if (f.blockedUntil !== undefined) {
       const fresh = f.code === "unauthenticated" ? " with a fresh token" : "";
-      said += `; the generator asks again by itself${fresh} in ${Math.max(0, Math.ceil((f.blockedUntil - now()) / 1000))} s`;
+      said = `${said ?? where}; the generator asks again by itself${fresh} in ${Math.max(0, Math.ceil((f.blockedUntil - now()) / 1000))} s`;
     }
     const head = prefix ?? (
       f.code === "unavailable" ? "no ID is ready"
@@ -533,12 +533,14 @@ export class Generator {
    */
   async settled(options) {
     const signal = signalOf(options);
+    if (signal?.aborted) throw aborted(signal);
     let abort;
     const aborting = signal && new Promise((_, reject) => {
       abort = () => reject(aborted(signal));
-      if (signal.aborted) abort();
-      else signal.addEventListener("abort", abort, { once: true });
+      signal.addEventListener("abort", abort, { once: true });
     });
+    // Awaited only while something is in flight; never left unhandled.
+    aborting?.catch(() => {});
     try {
       for (;;) {
         const live = [...this.#attempts.values()].filter((e) => !e.cancelled);

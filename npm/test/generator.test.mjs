@@ -251,3 +251,23 @@ test("await using closes a generator at the end of its scope; using does too", a
   await sleep(50);
   assert.equal(a.state.calls, calls, "nothing is sent after it");
 });
+
+test("settled() with an aborted signal rejects, also with nothing in flight, and leaves no rejection unhandled", async () => {
+  const a = fakeAuthority();
+  const ids = await createGenerator({ ...base, fetch: a.fetch });
+  await ids.settled();
+  const unhandled = [];
+  const onUnhandled = (e) => unhandled.push(e);
+  process.on("unhandledRejection", onUnhandled);
+  try {
+    await assert.rejects(ids.settled({ signal: AbortSignal.abort() }), (e) => e.code === "aborted");
+    const c = new AbortController();
+    await ids.settled({ signal: c.signal });
+    c.abort();
+    await sleep(20);
+    assert.deepEqual(unhandled, []);
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+  }
+  ids.close();
+});
