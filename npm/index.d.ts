@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" />
 /**
  * rangeid: unique positive integer IDs per namespace, issued locally from
  * ranges the authority reserved for this process.
@@ -19,6 +20,7 @@ export type RangeIdErrorCode =
   | "exhausted"
   | "frozen"
   | "closed"
+  | "aborted"
   | "invalid_config"
   | "refused"
   | "unauthenticated"
@@ -35,10 +37,24 @@ export type RangeIdErrorCode =
 
 interface RangeIdErrorBase extends Error {
   readonly name: "RangeIdError";
-  /** The authority's HTTP status, when it answered. */
+  /** The HTTP status of the answer, when there was one (from the authority, or from whatever answered instead). */
   readonly status?: number;
-  /** The authority's wire code (`namespace_exhausted`, ...), when it answered. */
+  /** The authority's wire code (`namespace_exhausted`, ...), when a rangeid authority answered. */
   readonly authorityCode?: string;
+  /**
+   * The first bytes (at most 160, whitespace collapsed) of an answer that
+   * was not a rangeid authority's: a proxy's or firewall's page, a wrong
+   * URL's 404. Absent when its body was empty or a rangeid authority answered.
+   */
+  readonly excerpt?: string;
+  /**
+   * On errors from a generator's calls: `true` when this generator can
+   * never issue again (closed, exhausted, refused for good by the
+   * authority); `false` when it keeps asking by itself and a later call may
+   * succeed (`unavailable`, `frozen`, and a block: a 4xx from something
+   * that is not the authority, or a token refused even fresh).
+   */
+  readonly final?: boolean;
 }
 
 /** No ID is ready: no range yet, and the authority is slow, busy or unreachable. */
@@ -50,11 +66,34 @@ export interface UnavailableError extends RangeIdErrorBase {
   readonly cause?: unknown;
 }
 
-/** The namespace has no IDs left for this generator. Final. */
+/**
+ * The namespace has no IDs left for this generator (final), or, from
+ * `nextIds(n)`, fewer than `n` counting what this generator holds (no ID
+ * was taken; a smaller batch may still come).
+ */
 export interface ExhaustedError extends RangeIdErrorBase {
   readonly code: "exhausted";
-  /** How many IDs the namespace has left, as a decimal string: "0". */
+  /** How many IDs the namespace has left to grant, as a decimal string: "0", or from `nextIds` what it last said. */
   readonly remaining: string;
+  /** From `nextIds(n)`: how many IDs this generator holds (decimal string), fewer than `n` with `remaining`. */
+  readonly available?: string;
+}
+
+/**
+ * A bad argument, or the authority refused a malformed request. From
+ * `nextIds(n)` with `n` above what one call may ask for, `limit` says the
+ * most (8 times the largest range: `maxRangeSize`, and the namespace's
+ * `maxCount`); no ID was taken.
+ */
+export interface InvalidRequestError extends RangeIdErrorBase {
+  readonly code: "invalid_request";
+  readonly limit?: number;
+}
+
+/** A wait was ended by its `AbortSignal`; `cause` is the signal's reason. No ID was taken. */
+export interface AbortedError extends RangeIdErrorBase {
+  readonly code: "aborted";
+  readonly cause: unknown;
 }
 
 /** The authority refused with a code this version does not know. Final. */
@@ -64,16 +103,22 @@ export interface RefusedError extends RangeIdErrorBase {
   readonly authorityCode: string;
 }
 
-/** Every other failure: `frozen` (waiting may help), `closed`, `invalid_config`, and the authority's final codes. */
+/** Every other failure: `frozen` (waiting may help), `closed`, `invalid_config`, and the authority's codes. */
 export interface OtherRangeIdError extends RangeIdErrorBase {
-  readonly code: Exclude<RangeIdErrorCode, "unavailable" | "exhausted" | "refused">;
+  readonly code: Exclude<RangeIdErrorCode, "unavailable" | "exhausted" | "refused" | "invalid_request" | "aborted">;
 }
 
 /**
  * The one error class the package throws. After `e instanceof
  * RangeIdError`, `switch (e.code)` narrows to the fields that code carries.
  */
-export type RangeIdError = UnavailableError | ExhaustedError | RefusedError | OtherRangeIdError;
+export type RangeIdError =
+  | UnavailableError
+  | ExhaustedError
+  | RefusedError
+  | InvalidRequestError
+  | AbortedError
+  | OtherRangeIdError;
 export declare const RangeIdError: {
   new (code: RangeIdErrorCode, message: string, details?: object): RangeIdError;
   readonly prototype: RangeIdError;
@@ -88,12 +133,19 @@ export interface GeneratorOptions {
   /**
    * A generator token for the namespace (`Authorization: Bearer`), or a
    * function returning one. After a 401 the function is called with
-   * `{ refresh: true }` and the request retried once before the generator
-   * fails; a rotated token must keep the same `sub`.
+   * `{ refresh: true }` and the request retried at once; refused again, the
+   * generator is blocked and asks again with backoff, each time with
+   * `{ refresh: true }`. A rotated token must keep the same `sub`.
    */
   token: string | TokenSource;
   /** The namespace to issue from. */
   namespace: string;
+  /**
+   * Allow a plain `http:` url to another machine, which sends the token
+   * unencrypted (default false: `http:` only to localhost, 127.0.0.0/8 and
+   * `[::1]`; anything else must be `https:`).
+   */
+  allowInsecureHttp?: boolean;
   /** Fixed range size; sets both bounds unless they are given. */
   rangeSize?: number;
   /** Smallest range to ask for, and the first request's size (default 1,000). */
@@ -114,13 +166,25 @@ export interface GeneratorOptions {
   retryMaxMs?: number;
   /** How long `nextId` and creation wait for a range before rejecting (default 5,000 ms). */
   deadlineMs?: number;
-  /** A custom fetch: a Service Binding's `fetch`, or a test's fault injector. */
+  /** A custom fetch: a Service Binding's `fetch`, a test's fault injector, or `createTestAuthority().fetch` from `rangeid/testing`. */
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
+  /** Aborts `createGenerator`'s wait for the first range (the generator is closed; it rejects with `aborted`). */
+  signal?: AbortSignal;
+}
+
+/** Options of a call that may wait. */
+export interface WaitOptions {
+  /** Ends the wait: the call rejects with `aborted` (its `cause` the signal's reason) and takes no ID. */
+  signal?: AbortSignal;
 }
 
 export interface GeneratorStats {
   incarnation: string;
-  /** `running`, `exhausted`, `closed`, or the code that stopped it. */
+  /**
+   * `running`; `blocked` while something other than the authority refuses
+   * its requests, or the token is refused even fresh (it asks again by
+   * itself); `exhausted`, `closed`, or the code that stopped it for good.
+   */
   phase: string;
   /** IDs returned to callers. */
   issued: number;
@@ -142,6 +206,10 @@ export interface GeneratorStats {
   requestsExpired: number;
   /** Calls that found no ID ready. */
   starved: number;
+  /** Times the generator became blocked (a 4xx not from the authority, or the token refused even fresh). */
+  blocks: number;
+  /** Times a block ended: the authority answered again. */
+  unblocks: number;
   /** IDs abandoned by close, as a decimal string. */
   abandoned: string;
   /** IDs installed and not yet issued, as a decimal string. */
@@ -168,26 +236,33 @@ export declare class Generator {
   /** This generator's incarnation: 32 hex digits, fresh for each generator. */
   readonly incarnation: string;
   /** The next ID; resolves at once from the reserved range, else waits up to `deadlineMs`. */
-  nextId(): Promise<string>;
+  nextId(options?: WaitOptions): Promise<string>;
   /** The next ID, or `undefined` when none is ready. Never waits. */
   tryNextId(): string | undefined;
   /**
-   * Up to `n` contiguous IDs, all from one reserved range: fewer than `n`
-   * only when that range has fewer left (it never joins two ranges). Waits like `nextId`.
+   * Exactly `n` IDs (1 to 8 times the largest range), in no particular
+   * relation to each other: across ranges when it must, so not necessarily
+   * contiguous. Waits like `nextId`; all or nothing: a call that fails
+   * (deadline, abort, fewer than `n` left in the namespace: `exhausted`
+   * with `remaining` and `available`) takes no ID.
    */
-  nextIds(n: number): Promise<string[]>;
+  nextIds(n: number, options?: WaitOptions): Promise<string[]>;
   /** Like `nextId`, as a BigInt. */
-  nextIdBigInt(): Promise<bigint>;
+  nextIdBigInt(options?: WaitOptions): Promise<bigint>;
   /**
    * Resolves once no range request is in flight. On Workers, pass it to
    * `ctx.waitUntil` so a prefetch started while serving one request is not
    * cancelled when that request ends.
    */
-  settled(): Promise<void>;
+  settled(options?: WaitOptions): Promise<void>;
   /** Counters and grant latencies. */
   stats(): GeneratorStats;
   /** Abandons the unused IDs and returns how many (decimal string); later calls reject with `closed`. */
   close(): string;
+  /** `using ids = ...`: `close()` at the end of the scope. */
+  [Symbol.dispose](): void;
+  /** `await using ids = await createGenerator(...)`: `close()` at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /**

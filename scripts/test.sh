@@ -13,7 +13,7 @@ step() { printf '\n== %s\n' "$*"; }
 step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
-cargo clippy -p rangeid-authority -p rangeid-wasm --target wasm32-unknown-unknown --locked -- -D warnings
+cargo clippy -p rangeid-authority -p rangeid-wasm -p rangeid-wasm-testing --target wasm32-unknown-unknown --locked -- -D warnings
 
 step "core builds no_std for wasm32, with and without its features"
 cargo build -p rangeid-core --target wasm32-unknown-unknown --locked

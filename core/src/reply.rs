@@ -1,12 +1,14 @@
 //! `Reply`: what a client makes of any HTTP answer to a range request, and
-//! `Disposition`: what it does about a refusal. Both sides' rules, once.
+//! `Disposition`: what it does about it. Both sides' rules, once.
 //!
 //! [`Reply::from_http`] (feature `serde`) turns a status, a body and a
-//! `Retry-After` into one of three things:
+//! `Retry-After` into one of four things:
 //!
 //! - a [`GrantReply`] (200 with a readable grant);
-//! - a [`Refused`] answer: the authority said no, with a code this version
-//!   may or may not know;
+//! - a [`Refused`] answer: a rangeid authority said no, with a code this
+//!   version may or may not know;
+//! - a [`Foreign`] refusal: a 4xx (but 408 and 429) that no rangeid
+//!   authority wrote: a proxy's or a WAF's page, a wrong URL's 404;
 //! - a [`Transient`] failure: no usable answer, so the same request is sent
 //!   again under the same request id.
 //!
@@ -15,9 +17,12 @@
 //! unexpected type, but the code), an unknown error code is kept as text
 //! and classified by status (4xx final; 408, 429 and 5xx retried), and an
 //! unreadable 200 is retried, because it may carry a committed grant that a
-//! replay will return. A non-JSON 4xx is final; a non-JSON 408, 429 or 5xx
-//! is retried. ID fields must still be canonical
-//! decimal strings and `count` must equal `end - start`.
+//! replay will return. A non-JSON 4xx (but 408 and 429) is [`Foreign`]: it
+//! blocks the engine for a while ([`Disposition::Blocked`]), never for
+//! good; a non-JSON 408, 429 or 5xx is retried. ID fields must still be
+//! canonical decimal strings and `count` must equal `end - start`. Every
+//! answer that is not a readable rangeid answer keeps an [`Excerpt`] of its
+//! body, for the error a caller sees.
 
 use core::fmt;
 
@@ -32,6 +37,72 @@ pub const MESSAGE_MAX: usize = 240;
 
 /// The authority's message, as a client keeps it.
 pub type Message = Text<MESSAGE_MAX>;
+
+/// The most bytes kept of a body that is not a rangeid answer.
+pub const EXCERPT_MAX: usize = 160;
+
+/// The first bytes of a body that is not a rangeid answer, as text: at
+/// most [`EXCERPT_MAX`] bytes, invalid UTF-8 as U+FFFD, every run of
+/// whitespace and control characters as one space, trimmed. What a caller
+/// is shown of a proxy's page.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Excerpt(Text<EXCERPT_MAX>);
+
+impl Excerpt {
+    /// The empty excerpt.
+    pub const EMPTY: Excerpt = Excerpt(Text::EMPTY);
+
+    /// The excerpt of `body`.
+    pub fn of(body: &[u8]) -> Excerpt {
+        let mut out = [0u8; EXCERPT_MAX];
+        let mut len = 0;
+        // A space is written only before the next visible character, so
+        // runs collapse and the end is trimmed.
+        let mut space = false;
+        let mut push = |c: char| -> bool {
+            if c.is_whitespace() || c.is_control() {
+                space = len > 0;
+                return true;
+            }
+            let mut buf = [0u8; 4];
+            let bytes = c.encode_utf8(&mut buf).as_bytes();
+            if len + usize::from(space) + bytes.len() > EXCERPT_MAX {
+                return false;
+            }
+            if space {
+                out[len] = b' ';
+                len += 1;
+                space = false;
+            }
+            out[len..len + bytes.len()].copy_from_slice(bytes);
+            len += bytes.len();
+            true
+        };
+        'chunks: for chunk in body.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                if !push(c) {
+                    break 'chunks;
+                }
+            }
+            if !chunk.invalid().is_empty() && !push(char::REPLACEMENT_CHARACTER) {
+                break;
+            }
+        }
+        // Only whole characters were written.
+        Excerpt(Text::new(core::str::from_utf8(&out[..len]).unwrap_or("")))
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl fmt::Display for Excerpt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// An error code as a client reads it: one this version knows, or the text
 /// of one it does not (from a newer authority).
@@ -113,6 +184,37 @@ pub struct Refused {
     pub retry_after_ms: Option<u64>,
 }
 
+/// A 4xx (but 408 and 429) that is not a rangeid error: something other
+/// than a rangeid authority refused the request (a proxy, a WAF, a server
+/// at a wrong URL). Nothing was committed for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Foreign {
+    /// The HTTP status.
+    pub status: u16,
+    /// `Retry-After`, in milliseconds.
+    pub retry_after_ms: Option<u64>,
+    /// The first bytes of its body.
+    pub excerpt: Excerpt,
+}
+
+impl Foreign {
+    /// The code its status stands for: 401 `unauthenticated`, 403
+    /// `forbidden`, 404 `not_found`, ... (see
+    /// [`ErrorCode::for_client_status`]).
+    pub const fn code(&self) -> ErrorCode {
+        ErrorCode::for_client_status(self.status)
+    }
+
+    /// What to do about it: a 401 is retried once with fresh credentials
+    /// (then blocks); any other status blocks the engine for a while.
+    pub const fn disposition(&self) -> Disposition {
+        match self.status {
+            401 => Disposition::Reauthenticate,
+            _ => Disposition::Blocked,
+        }
+    }
+}
+
 /// Why an answer could not be used; the request is sent again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransientKind {
@@ -138,16 +240,22 @@ pub struct Transient {
     pub status: Option<u16>,
     /// `Retry-After`, in milliseconds.
     pub retry_after_ms: Option<u64>,
+    /// The first bytes of the body, when there was an answer that is not
+    /// a readable rangeid one (empty otherwise).
+    pub excerpt: Excerpt,
 }
 
 /// Everything a client can make of one attempt's outcome.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(clippy::large_enum_variant)] // Short-lived; boxing would need a heap.
+#[non_exhaustive]
 pub enum Reply {
     /// A readable grant.
     Grant(GrantReply),
-    /// A refusal with a code.
+    /// A rangeid authority's refusal, with a code.
     Refused(Refused),
+    /// A 4xx that no rangeid authority wrote.
+    Foreign(Foreign),
     /// No usable answer.
     Transient(Transient),
 }
@@ -155,6 +263,7 @@ pub enum Reply {
 /// What a client does about a refusal. Decided here, once, for every
 /// driver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Disposition {
     /// Send the same request again after a backoff (at least `Retry-After`).
     Retry,
@@ -174,8 +283,14 @@ pub enum Disposition {
         max_count: u64,
     },
     /// The credentials were refused: ask once more with fresh ones, then
-    /// stop.
+    /// block (see [`Disposition::Blocked`]).
     Reauthenticate,
+    /// Something other than a rangeid authority refused the request, or the
+    /// credentials were refused even fresh. Callers waiting for an ID are
+    /// failed at once; the engine asks again by itself after a backoff
+    /// that grows per blocked answer (`crate::lease::BLOCKED_BACKOFF_FACTOR`),
+    /// and carries on once an answer comes from the authority.
+    Blocked,
     /// Stop asking for good; what is installed still issues.
     Final,
 }
@@ -184,8 +299,9 @@ impl Refused {
     /// What to do about this refusal. `unavailable`, and an unknown code
     /// that came with 429 or a 5xx, are retried; `namespace_frozen` is
     /// retried while it lasts; `namespace_exhausted` asks for what remains;
-    /// `unauthenticated` is retried once with fresh credentials; everything
-    /// else (including an unknown code with another 4xx) is final.
+    /// `unauthenticated` is retried once with fresh credentials (then
+    /// blocks); everything else (including an unknown code with another
+    /// 4xx) is final.
     pub fn disposition(&self) -> Disposition {
         match self.code {
             ReplyCode::Known(ErrorCode::Unavailable) => Disposition::Retry,
@@ -220,33 +336,65 @@ impl Reply {
             kind: TransientKind::NoAnswer,
             status: None,
             retry_after_ms: None,
+            excerpt: Excerpt::EMPTY,
         })
     }
 
-    /// The outcome of an answer whose body was not JSON a rangeid authority
-    /// writes: final for a 4xx other than 408 and 429 (the code follows the
-    /// status: 401 `unauthenticated`, 403 `forbidden`, 404 `not_found`,
-    /// ...), retried otherwise.
-    pub fn not_rangeid(status: u16, retry_after_ms: Option<u64>) -> Reply {
+    /// The outcome of an answer whose body is not JSON a rangeid authority
+    /// writes: [`Foreign`] for a 4xx other than 408 and 429, retried
+    /// otherwise. Keeps an [`Excerpt`] of `body`.
+    pub fn not_rangeid(status: u16, body: &[u8], retry_after_ms: Option<u64>) -> Reply {
+        let excerpt = Excerpt::of(body);
         let transient = |kind| {
             Reply::Transient(Transient {
                 kind,
                 status: Some(status),
                 retry_after_ms,
+                excerpt,
             })
         };
         match status {
             200 => transient(TransientKind::UnreadableGrant),
-            400..=499 if !retried_status(status) => Reply::Refused(Refused {
-                code: ReplyCode::Known(ErrorCode::for_client_status(status)),
+            400..=499 if !retried_status(status) => Reply::Foreign(Foreign {
                 status,
-                message: Message::EMPTY,
-                remaining: None,
-                max_count: None,
                 retry_after_ms,
+                excerpt,
             }),
             s if retried_status(s) => transient(TransientKind::NotJson),
             _ => transient(TransientKind::UnexpectedStatus),
+        }
+    }
+
+    /// What to do about this outcome when it is a failure: a refusal's or
+    /// a foreign answer's [`Disposition`], `Retry` for a transient failure;
+    /// `None` for a grant.
+    pub fn disposition(&self) -> Option<Disposition> {
+        match self {
+            Reply::Grant(_) => None,
+            Reply::Refused(r) => Some(r.disposition()),
+            Reply::Foreign(f) => Some(f.disposition()),
+            Reply::Transient(_) => Some(Disposition::Retry),
+        }
+    }
+
+    /// `Retry-After` in milliseconds, when the answer had one.
+    pub const fn retry_after_ms(&self) -> Option<u64> {
+        match self {
+            Reply::Grant(_) => None,
+            Reply::Refused(r) => r.retry_after_ms,
+            Reply::Foreign(f) => f.retry_after_ms,
+            Reply::Transient(t) => t.retry_after_ms,
+        }
+    }
+
+    /// The code a failure stands for, as a client reads it: a refusal's,
+    /// or the code a foreign answer's status stands for; `None` for a grant
+    /// or a transient failure.
+    pub const fn code(&self) -> Option<ReplyCode> {
+        match self {
+            Reply::Refused(r) => Some(r.code),
+            Reply::Foreign(f) => Some(ReplyCode::Known(f.code())),
+            _ => None,
         }
     }
 
@@ -258,11 +406,11 @@ impl Reply {
         if status == 200 {
             return match parse::grant(body) {
                 Some(g) => Reply::Grant(g),
-                None => Reply::not_rangeid(status, retry_after_ms),
+                None => Reply::not_rangeid(status, body, retry_after_ms),
             };
         }
         if !(400..=599).contains(&status) {
-            return Reply::not_rangeid(status, retry_after_ms);
+            return Reply::not_rangeid(status, body, retry_after_ms);
         }
         match parse::error(body) {
             Some((code, message, remaining, max_count)) => Reply::Refused(Refused {
@@ -273,7 +421,7 @@ impl Reply {
                 max_count,
                 retry_after_ms,
             }),
-            None => Reply::not_rangeid(status, retry_after_ms),
+            None => Reply::not_rangeid(status, body, retry_after_ms),
         }
     }
 }

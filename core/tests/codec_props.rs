@@ -160,8 +160,8 @@ mod wire {
     use rangeid_core::names::CodeText;
     use rangeid_core::range::{Range, BOUND_LIMIT};
     use rangeid_core::reply::{
-        Capacity, Disposition, GrantReply, Message, Refused, Reply, ReplyCode, Transient,
-        TransientKind,
+        Capacity, Disposition, Excerpt, Foreign, GrantReply, Message, Refused, Reply, ReplyCode,
+        Transient, TransientKind, EXCERPT_MAX,
     };
     use rangeid_core::wire::{to_json, DecBound, DecU64, ErrorReply, HttpAnswer};
     use rangeid_core::{Incarnation, Namespace, RequestId};
@@ -235,25 +235,45 @@ mod wire {
         matches!(status, 408 | 429) || status >= 500
     }
 
+    /// The excerpt of a body, from its docs: lossy UTF-8, whitespace and
+    /// control runs as one space, trimmed, cut to whole characters.
+    fn excerpt(body: &[u8]) -> String {
+        let spaced: String = String::from_utf8_lossy(body)
+            .chars()
+            .map(|c| {
+                if c.is_whitespace() || c.is_control() {
+                    ' '
+                } else {
+                    c
+                }
+            })
+            .collect();
+        let joined = spaced.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut end = joined.len().min(EXCERPT_MAX);
+        while !joined.is_char_boundary(end) {
+            end -= 1;
+        }
+        joined[..end].trim_end().to_owned()
+    }
+
     /// What an answer that is not rangeid JSON means, from the module docs.
-    fn not_rangeid(status: u16, retry_after_ms: Option<u64>) -> Reply {
+    fn not_rangeid(status: u16, body: &[u8], retry_after_ms: Option<u64>) -> Reply {
+        let excerpt = Excerpt::of(body);
         let transient = |kind| {
             Reply::Transient(Transient {
                 kind,
                 status: Some(status),
                 retry_after_ms,
+                excerpt,
             })
         };
         match status {
             200 => transient(TransientKind::UnreadableGrant),
             400..=599 if retried(status) => transient(TransientKind::NotJson),
-            400..=499 => Reply::Refused(Refused {
-                code: ReplyCode::Known(ErrorCode::for_client_status(status)),
+            400..=499 => Reply::Foreign(Foreign {
                 status,
-                message: Message::EMPTY,
-                remaining: None,
-                max_count: None,
                 retry_after_ms,
+                excerpt,
             }),
             _ => transient(TransientKind::UnexpectedStatus),
         }
@@ -546,6 +566,7 @@ mod wire {
     /// carries the status and `Retry-After` it was given.
     fn check_classification(
         status: u16,
+        body: &[u8],
         retry: Option<u64>,
         r: &Reply,
     ) -> Result<(), TestCaseError> {
@@ -566,11 +587,25 @@ mod wire {
                 }
                 prop_assert!(refused.message.as_str().len() <= rangeid_core::reply::MESSAGE_MAX);
             }
+            Reply::Foreign(f) => {
+                prop_assert!((400..=499).contains(&status) && !retried(status));
+                prop_assert_eq!((f.status, f.retry_after_ms), (status, retry));
+                prop_assert_eq!(r, &not_rangeid(status, body, retry));
+                prop_assert_eq!(f.excerpt.as_str(), excerpt(body));
+                let blocks = if status == 401 {
+                    Disposition::Reauthenticate
+                } else {
+                    Disposition::Blocked
+                };
+                prop_assert_eq!(f.disposition(), blocks);
+            }
             Reply::Transient(t) => {
                 prop_assert_eq!((t.status, t.retry_after_ms), (Some(status), retry));
-                prop_assert_eq!(r, &not_rangeid(status, retry));
+                prop_assert_eq!(r, &not_rangeid(status, body, retry));
+                prop_assert_eq!(t.excerpt.as_str(), excerpt(body));
                 prop_assert!(status != 200 || t.kind == TransientKind::UnreadableGrant);
             }
+            other => prop_assert!(false, "a reply this test does not know: {:?}", other),
         }
         Ok(())
     }
@@ -588,7 +623,7 @@ mod wire {
         ) {
             for s in [status, 200, 409, 503] {
                 let r = Reply::from_http(s, &body, retry);
-                check_classification(s, retry, &r)?;
+                check_classification(s, &body, retry, &r)?;
             }
             let _ = serde_json::from_slice::<GrantRequest>(&body);
             let _ = serde_json::from_slice::<DecU64>(&body);
@@ -615,6 +650,17 @@ mod wire {
             }
         }
 
+        /// The excerpt of any bytes follows its documented rule and its
+        /// bound.
+        #[test]
+        fn excerpts_follow_their_rule(
+            body in prop::collection::vec(prop_oneof![any::<u8>(), Just(b' '), Just(b'\n'), Just(0xC3), Just(0xA9)], 0..400),
+        ) {
+            let e = Excerpt::of(&body);
+            prop_assert!(e.as_str().len() <= EXCERPT_MAX);
+            prop_assert_eq!(e.as_str(), excerpt(&body));
+        }
+
         /// Whatever the body, an answer that cannot be rangeid JSON is
         /// classified by its status alone.
         #[test]
@@ -623,7 +669,7 @@ mod wire {
             status in prop_oneof![prop::sample::select(STATUSES), any::<u16>()],
             retry in any::<Option<u64>>(),
         ) {
-            prop_assert_eq!(Reply::from_http(status, body.as_bytes(), retry), not_rangeid(status, retry));
+            prop_assert_eq!(Reply::from_http(status, body.as_bytes(), retry), not_rangeid(status, body.as_bytes(), retry));
         }
 
         /// A request serializes as its wire form, with both encoders, and
@@ -743,6 +789,7 @@ mod wire {
                     kind: TransientKind::UnreadableGrant,
                     status: Some(200),
                     retry_after_ms: retry,
+                    excerpt: Excerpt::of(input.as_bytes()),
                 }),
                 "{}", input
             );

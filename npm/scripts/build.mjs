@@ -2,7 +2,8 @@
 // glue (wasm-bindgen, pinned 0.2.130), the engine shrunk by binaryen's
 // wasm-opt -Oz (pinned in package-lock.json), the engine again as a
 // base64 module for the `inline` build, the CommonJS bundle (esbuild) and
-// the CommonJS type declarations. It is the package's `prepack`, so
+// the CommonJS type declarations, and rangeid/testing's authority (its
+// own wasm module, bundle and declarations). It is the package's `prepack`, so
 // `npm pack` and `npm publish` in npm/ always build first; a build whose
 // inputs did not change since the last one is skipped (a stamp of their
 // hash in the cargo target folder), so packing right after `make build`
@@ -30,7 +31,10 @@ if (!existsSync(esbuild) || !existsSync(wasmOpt)) run("npm", ["ci", "--no-audit"
 // What the package's built files are made of: the sources and manifests of
 // the crates compiled, the JS bundled, the lock files, cargo's
 // configuration and environment, this script and the tools' versions.
-const OUTPUTS = ["wasm/rangeid_wasm.js", "wasm/rangeid_wasm_bg.wasm", "wasm/rangeid_wasm_bg.base64.mjs", "dist/node.cjs", "index.d.cts"];
+const OUTPUTS = [
+  "wasm/rangeid_wasm.js", "wasm/rangeid_wasm_bg.wasm", "wasm/rangeid_wasm_bg.base64.mjs", "dist/node.cjs", "index.d.cts",
+  "wasm/testing/rangeid_testing.js", "wasm/testing/rangeid_testing_bg.wasm", "dist/testing.cjs", "testing.d.cts",
+];
 function inputsHash() {
   const hash = createHash("sha256");
   const files = (path) => {
@@ -40,7 +44,7 @@ function inputsHash() {
   };
   const inputs = [
     "Cargo.toml", "Cargo.lock", ".cargo", "core/Cargo.toml", "core/src", "wasm-client/Cargo.toml", "wasm-client/src",
-    "npm/src", "npm/index.d.ts", "npm/package-lock.json", "npm/scripts/build.mjs",
+    "wasm-testing/Cargo.toml", "wasm-testing/src", "npm/src", "npm/index.d.ts", "npm/testing.d.ts", "npm/package-lock.json", "npm/scripts/build.mjs",
   ].flatMap((p) => files(join(repo, p))).concat(files(join(cargoHome, "config.toml")), files(join(cargoHome, "config")));
   for (const f of inputs) hash.update(`${relative(repo, f)}\0`).update(readFileSync(f)).update("\0");
   for (const [k, v] of Object.entries(process.env).filter(([k]) => /^(CARGO_|RUSTC|RUSTFLAGS|RUSTDOC)/.test(k) && k !== "CARGO_HOME").sort()) hash.update(`${k}=${v}\n`);
@@ -53,7 +57,7 @@ const stamp = join(target, "rangeid-npm-package.inputs.sha256");
 const want = inputsHash();
 if (!process.argv.includes("--force") && OUTPUTS.every((f) => existsSync(join(pkg, f)))
     && existsSync(stamp) && readFileSync(stamp, "utf8").trim() === want) {
-  console.log(`npm/scripts/build.mjs: the package in ${pkg} is up to date (wasm/, dist/, index.d.cts)`);
+  console.log(`npm/scripts/build.mjs: the package in ${pkg} is up to date (wasm/, dist/, index.d.cts, testing.d.cts)`);
   process.exit(0);
 }
 rmSync(stamp, { force: true });
@@ -88,5 +92,22 @@ run(esbuild, [
 // The CommonJS entry's declarations: the same API, under the name
 // TypeScript expects beside a `require` condition.
 copyFileSync(join(pkg, "index.d.ts"), join(pkg, "index.d.cts"));
+
+// rangeid/testing: the test authority (core's decisions) as a wasm module
+// of its own, so the engine above keeps its size budget.
+run("cargo", ["build", "-p", "rangeid-wasm-testing", "--target", "wasm32-unknown-unknown", "--profile", "wasm", "--locked"], { env });
+const testingOut = join(out, "testing");
+run("wasm-bindgen", ["--target", "web", "--out-dir", testingOut, join(target, "wasm32-unknown-unknown", "wasm", "rangeid_testing.wasm")], { env });
+rmSync(join(testingOut, ".gitignore"), { force: true });
+const testing = join(testingOut, "rangeid_testing_bg.wasm");
+run(wasmOpt, [
+  "-Oz", "--enable-bulk-memory", "--enable-nontrapping-float-to-int", "--enable-sign-ext",
+  "--enable-mutable-globals", testing, "-o", testing,
+]);
+run(esbuild, [
+  join(pkg, "src", "testing-cjs.mjs"), "--bundle", "--platform=node", "--format=cjs", "--target=node20",
+  `--outfile=${join(pkg, "dist", "testing.cjs")}`, "--log-level=error",
+], { cwd: pkg });
+copyFileSync(join(pkg, "testing.d.ts"), join(pkg, "testing.d.cts"));
 writeFileSync(stamp, `${want}\n`);
-console.log(`built ${pkg} (wasm/, dist/, index.d.cts); engine ${statSync(engine).size} bytes`);
+console.log(`built ${pkg} (wasm/, dist/, index.d.cts, testing.d.cts); engine ${statSync(engine).size} bytes, test authority ${statSync(testing).size} bytes`);

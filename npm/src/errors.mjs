@@ -3,9 +3,12 @@
 
 /**
  * An error with a stable `code`. When the authority answered, `status` is
- * its HTTP status and `authorityCode` its wire code; `remaining` (a decimal
- * string) comes with `exhausted`, `retryAfterMs` with a busy authority, and
- * `cause` with a network error.
+ * its HTTP status and `authorityCode` its wire code; when something else
+ * answered (a proxy, a wrong URL), `status` and `excerpt` (the body's first
+ * bytes). `remaining` (a decimal string) comes with `exhausted`,
+ * `retryAfterMs` with a busy authority, `cause` with a network error, and
+ * `final` (whether the generator can never issue again) with every error a
+ * generator's call gives.
  */
 // Marks every RangeIdError, whichever copy of the package made it: an app
 // that loads both the ESM and the CommonJS build (or two copies of the
@@ -17,7 +20,7 @@ export class RangeIdError extends Error {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = "RangeIdError";
     this.code = code;
-    for (const key of ["status", "authorityCode", "remaining", "retryAfterMs"]) {
+    for (const key of ["status", "authorityCode", "excerpt", "remaining", "available", "limit", "retryAfterMs", "final"]) {
       if (details[key] !== undefined) this[key] = details[key];
     }
     Object.defineProperty(this, BRAND, { value: true });

@@ -17,13 +17,22 @@ import { RangeIdError, codeFromMessage } from "./errors.mjs";
 
 const BLOCK = 1024;
 const now = () => performance.now();
+// Explicit resource management (`using`, `await using`); older runtimes
+// get TypeScript's fallback symbols.
+const DISPOSE = Symbol.dispose ?? Symbol.for("Symbol.dispose");
+const ASYNC_DISPOSE = Symbol.asyncDispose ?? Symbol.for("Symbol.asyncDispose");
 
-/** Checks the options only JS can check (url, token, fetch); the rest go to the engine. */
+/** Whether `hostname` (as `URL` writes it) is this machine: localhost, 127.0.0.0/8 or [::1]. */
+export function isLoopback(hostname) {
+  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+/** Checks the options only JS can check (url, token, fetch, allowInsecureHttp); the rest go to the engine. */
 export function driverOptions(options) {
   if (options === null || typeof options !== "object") {
     throw new RangeIdError("invalid_config", "options must be an object");
   }
-  const { url, token, fetch, ...engine } = options;
+  const { url, token, fetch, allowInsecureHttp, signal, ...engine } = options;
   if (typeof url !== "string") throw new RangeIdError("invalid_config", "url must be a string");
   let base;
   try {
@@ -34,6 +43,18 @@ export function driverOptions(options) {
   if (base.protocol !== "http:" && base.protocol !== "https:") {
     throw new RangeIdError("invalid_config", "url must be http: or https:");
   }
+  if (allowInsecureHttp !== undefined && typeof allowInsecureHttp !== "boolean") {
+    throw new RangeIdError("invalid_config", "allowInsecureHttp must be true or false");
+  }
+  // A token sent in clear over a network can be read and replayed by anyone
+  // on the way: plain http only to this machine, unless the caller says so.
+  if (base.protocol === "http:" && !isLoopback(base.hostname) && allowInsecureHttp !== true) {
+    throw new RangeIdError(
+      "invalid_config",
+      `url ${base.origin} sends the token unencrypted to another machine: use https:, or set allowInsecureHttp: true (plain http: is allowed without it only to localhost, 127.0.0.0/8 and [::1])`,
+    );
+  }
+
   const tokenOk = (typeof token === "string" && token.length > 0) || typeof token === "function";
   if (!tokenOk) {
     throw new RangeIdError("invalid_config", "token must be a non-empty string or a function returning one");
@@ -41,8 +62,35 @@ export function driverOptions(options) {
   if (fetch !== undefined && typeof fetch !== "function") {
     throw new RangeIdError("invalid_config", "fetch must be a function");
   }
+  if (signal !== undefined && !isAbortSignal(signal)) {
+    throw new RangeIdError("invalid_config", "signal must be an AbortSignal");
+  }
   const endpoint = new URL("v1/ranges", base.href.endsWith("/") ? base.href : base.href + "/").href;
-  return { endpoint, token, fetch, engine };
+  return { endpoint, token, fetch, signal, engine };
+}
+
+/** Whether `s` looks like an AbortSignal (any realm, or a polyfill). */
+function isAbortSignal(s) {
+  return typeof s === "object" && s !== null && typeof s.aborted === "boolean" && typeof s.addEventListener === "function";
+}
+
+/** The `signal` of a call's options, checked. */
+function signalOf(options) {
+  if (options === undefined) return undefined;
+  if (options === null || typeof options !== "object") {
+    throw new RangeIdError("invalid_request", "options must be an object");
+  }
+  if (options.signal !== undefined && !isAbortSignal(options.signal)) {
+    throw new RangeIdError("invalid_request", "signal must be an AbortSignal");
+  }
+  return options.signal;
+}
+
+/** The error a wait ends with when its signal aborts. */
+function aborted(signal) {
+  const why = signal.reason;
+  const said = why instanceof Error ? `${why.name}: ${why.message}` : why === undefined ? "" : String(why);
+  return new RangeIdError("aborted", `the wait was aborted${said ? ` (${said})` : ""}`, { cause: why, final: false });
 }
 
 function retryAfterMs(header) {
@@ -99,6 +147,7 @@ export class Generator {
   #lastCause = undefined;
   #closed = false;
   #finalStats = undefined;
+  #createSignal = undefined;
 
   constructor(Engine, options) {
     const o = driverOptions(options);
@@ -114,6 +163,7 @@ export class Generator {
     this.#fetch = o.fetch ?? globalThis.fetch.bind(globalThis);
     this.#deadlineMs = this.#engine.deadlineMs();
     this.#incarnation = this.#engine.incarnation();
+    this.#createSignal = o.signal;
   }
 
   /** The next ID, or `undefined` when none is ready (never waits). */
@@ -156,72 +206,124 @@ export class Generator {
     }
   }
 
-  /** The next ID; waits for a range up to `deadlineMs`, then rejects. */
-  nextId() {
+  /**
+   * The next ID; waits for a range up to `deadlineMs`, then rejects.
+   * `options.signal` aborts the wait.
+   */
+  nextId(options) {
+    let signal;
+    try {
+      signal = signalOf(options);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (signal?.aborted) return Promise.reject(aborted(signal));
     const id = this.tryNextId();
     if (id !== undefined) return Promise.resolve(id);
-    return this.#wait(() => this.tryNextId());
+    return this.#wait(() => this.tryNextId(), 1, signal);
   }
 
   /** Like `nextId`, as a BigInt. */
-  async nextIdBigInt() {
-    return BigInt(await this.nextId());
+  async nextIdBigInt(options) {
+    return BigInt(await this.nextId(options));
   }
 
   /**
-   * Up to `n` contiguous IDs from one range: fewer than `n` only at the
-   * range's end (never joining two ranges). Waits like `nextId`.
+   * Exactly `n` IDs, across ranges when it must; waits like `nextId`. All
+   * or nothing: a call that fails (deadline, abort, too few left in the
+   * namespace) takes no ID.
    */
-  nextIds(n) {
-    if (!Number.isSafeInteger(n) || n < 1 || n > 2 ** 32 - 1) {
-      return Promise.reject(new RangeIdError("invalid_request", "n must be a whole number from 1 to 2^32 - 1"));
+  nextIds(n, options) {
+    let signal;
+    let got;
+    try {
+      if (!Number.isSafeInteger(n) || n < 1 || n > 2 ** 32 - 1) {
+        throw new RangeIdError("invalid_request", "n must be a whole number from 1 to 2^32 - 1");
+      }
+      signal = signalOf(options);
+      if (signal?.aborted) throw aborted(signal);
+      got = this.#tryBatch(n);
+    } catch (e) {
+      return Promise.reject(e);
     }
-    const got = this.#tryTake(n);
     if (got !== undefined) return Promise.resolve(got);
-    return this.#wait(() => this.#tryTake(n));
+    return this.#wait(() => this.#tryBatch(n), n, signal);
   }
 
-  // The local block is the start of what is left of one range; a batch
-  // takes it and continues in the same range.
-  #tryTake(n) {
+  /**
+   * Exactly `n` IDs (the local block's rest first), or `undefined` when the
+   * engine may still gather them; throws when it cannot now (the namespace
+   * has too few left, the batch is too large, the engine is blocked or
+   * stopped).
+   */
+  #tryBatch(n) {
     if (this.#closed) return undefined;
-    const local = this.#localLeft();
-    let r;
-    let out = [];
-    if (local === 0) {
-      r = this.#engine.take(n);
-      if (typeof r === "string") {
+    const r = this.#engine.takeExact(n, this.#localLeft());
+    if (!Array.isArray(r)) {
+      if (r.wait) {
         this.#queueService();
         return undefined;
       }
-    } else {
-      const k = Math.min(n, local);
-      if (this.#end > this.#next) {
-        expand(this.#next, k, out);
-        this.#next += k;
-      } else {
-        expand(this.#bigNext, k, out);
-        this.#bigNext += BigInt(k);
-      }
-      if (k === n) return out;
-      r = this.#engine.takeMore(n - k);
-      if (r === undefined) return out;
+      throw this.#batchError(n, r);
     }
-    out = expand(r[0], r[1], out);
-    if (r[2]) this.#queueService();
+    const out = [];
+    const fromLocal = r[0];
+    if (fromLocal > 0) {
+      if (this.#end > this.#next) {
+        expand(this.#next, fromLocal, out);
+        this.#next += fromLocal;
+      } else {
+        expand(this.#bigNext, fromLocal, out);
+        this.#bigNext += BigInt(fromLocal);
+      }
+    }
+    for (let i = 2; i < r.length; i += 2) expand(r[i], r[i + 1], out);
+    if (r[1]) this.#queueService();
     return out;
   }
 
-  #wait(attempt) {
+  /** The error of a batch that cannot be had: what is left and held, or the limit. */
+  #batchError(n, f) {
+    if (f.available !== undefined) {
+      return new RangeIdError(
+        "exhausted",
+        `nextIds(${n}): namespace ${this.#namespace} has ${f.remaining} IDs left to grant and this generator holds ${f.available}, fewer than ${n}; no ID was taken (a smaller batch or nextId can still have them)`,
+        { remaining: f.remaining, available: f.available, final: false },
+      );
+    }
+    if (f.limit !== undefined) {
+      return new RangeIdError(
+        "invalid_request",
+        `nextIds(${n}): at most ${f.limit} IDs per call here (the largest range it asks for: maxRangeSize, and the namespace's maxCount); no ID was taken`,
+        { limit: f.limit, final: false },
+      );
+    }
+    return this.#error(f);
+  }
+
+  /**
+   * Waits for `attempt()` to return a value (it returns `undefined` while
+   * none is ready, or throws to fail this call), for at most `deadlineMs`.
+   * `need` IDs count towards what the engine is told callers wait for.
+   */
+  #wait(attempt, need, signal) {
     if (this.#closed) return Promise.reject(this.#error());
     const failure = this.#engine.failure();
-    if (failure.final) return Promise.reject(this.#error(failure));
+    if (!failure.wait) return Promise.reject(this.#error(failure));
+    if (signal?.aborted) return Promise.reject(aborted(signal));
     return new Promise((resolve, reject) => {
-      const waiter = { attempt, resolve, reject, timer: undefined };
+      const waiter = { attempt, need, resolve, reject, timer: undefined, signal, onAbort: undefined };
       waiter.timer = setTimeout(() => {
-        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        this.#drop(waiter);
         reject(this.#error(undefined, `no ID within ${this.#deadlineMs} ms`));
       }, this.#deadlineMs);
+      if (signal) {
+        waiter.onAbort = () => {
+          this.#drop(waiter);
+          reject(aborted(signal));
+        };
+        signal.addEventListener("abort", waiter.onAbort, { once: true });
+      }
       this.#waiters.push(waiter);
       // Arm the wake-up timer afresh in this context: on Workers, timers and
       // fetches started while serving an earlier request die with it.
@@ -230,6 +332,13 @@ export class Generator {
       this.#timerAt = Infinity;
       this.#queueService();
     });
+  }
+
+  /** Takes `waiter` out of the queue and releases its timer and signal. */
+  #drop(waiter) {
+    this.#waiters = this.#waiters.filter((w) => w !== waiter);
+    clearTimeout(waiter.timer);
+    waiter.signal?.removeEventListener("abort", waiter.onAbort);
   }
 
   /** Runs `#service` once, soon, outside whatever called this. */
@@ -249,6 +358,7 @@ export class Generator {
     const actions = [];
     try {
       this.#serveWaiters();
+      this.#engine.setDemand(this.#waiters.reduce((sum, w) => sum + w.need, 0), this.#localLeft());
       const t = now();
       for (let a; (a = this.#engine.poll(t)) !== undefined;) actions.push(a);
       this.#armTimer();
@@ -264,17 +374,25 @@ export class Generator {
   #serveWaiters() {
     while (this.#waiters.length > 0) {
       const w = this.#waiters[0];
-      const v = w.attempt();
+      let v;
+      try {
+        v = w.attempt();
+      } catch (e) {
+        this.#drop(w);
+        w.reject(e);
+        continue;
+      }
       if (v === undefined) break;
-      this.#waiters.shift();
-      clearTimeout(w.timer);
+      this.#drop(w);
       w.resolve(v);
     }
     if (this.#waiters.length === 0) return;
+    // Told at once when waiting cannot help now: a final answer, or a block
+    // (the engine keeps asking by itself; a later call may succeed).
     const failure = this.#engine.failure();
-    if (!failure.final) return;
-    for (const w of this.#waiters.splice(0)) {
-      clearTimeout(w.timer);
+    if (failure.wait) return;
+    for (const w of [...this.#waiters]) {
+      this.#drop(w);
       w.reject(this.#error(failure));
     }
   }
@@ -364,7 +482,7 @@ export class Generator {
 
   /** A RangeIdError from the engine's account of why no ID is ready. */
   #error(failure, prefix) {
-    if (this.#closed) return new RangeIdError("closed", "the generator was closed");
+    if (this.#closed) return new RangeIdError("closed", "the generator was closed", { final: true });
     const f = failure ?? this.#engine.failure();
     if (f.message) f.message = unescapeJson(f.message);
     const where = `POST ${this.#endpoint}`;
@@ -372,21 +490,30 @@ export class Generator {
     if (f.noAnswer) {
       const c = this.#lastCause;
       said = c?.beforeSend ? `no request sent: ${c.message}` : `${where} got no answer${c ? `: ${c.message ?? c}` : ""}`;
+    } else if (f.authorityCode !== undefined) {
+      said = `${where} answered ${f.status} ${f.authorityCode}${f.message ? `: ${f.message}` : ""}`;
     } else if (f.status !== undefined) {
-      const what = f.message ? `${f.authorityCode}: ${f.message}` : "(not a rangeid authority's answer; is the url right?)";
-      said = `${where} answered ${f.status} ${what}`;
+      const body = f.excerpt ? `: ${JSON.stringify(f.excerpt)}` : " (empty body)";
+      said = `${where} answered ${f.status}, not a rangeid authority's answer (is the url right? a proxy or firewall in the way?)${body}`;
+    }
+    if (f.blockedUntil !== undefined) {
+      const fresh = f.code === "unauthenticated" ? " with a fresh token" : "";
+      said = `${said ?? where}; the generator asks again by itself${fresh} in ${Math.max(0, Math.ceil((f.blockedUntil - now()) / 1000))} s`;
     }
     const head = prefix ?? (
       f.code === "unavailable" ? "no ID is ready"
       : f.code === "frozen" ? "the namespace is frozen"
       : f.code === "exhausted" ? `namespace ${this.#namespace} is exhausted (${f.remaining ?? "0"} IDs left)`
+      : f.blockedUntil !== undefined ? `blocked (${f.code})`
       : `refused (${f.code})`);
     const message = said ? `${head}: ${said}` : prefix ? `${head}: waiting on ${where}` : head;
     return new RangeIdError(f.code, message, {
       status: f.status,
       authorityCode: f.authorityCode,
+      excerpt: f.excerpt,
       remaining: f.remaining,
       retryAfterMs: f.retryAfterMs,
+      final: f.final,
       cause: f.noAnswer ? this.#lastCause : undefined,
     });
   }
@@ -404,11 +531,25 @@ export class Generator {
    * `ctx.waitUntil` so a prefetch started while serving one request is not
    * cancelled when that request ends.
    */
-  async settled() {
-    for (;;) {
-      const live = [...this.#attempts.values()].filter((e) => !e.cancelled);
-      if (live.length === 0) return;
-      await Promise.race([Promise.allSettled(live.map((e) => e.done)), ...live.map((e) => e.cancelledNow)]);
+  async settled(options) {
+    const signal = signalOf(options);
+    if (signal?.aborted) throw aborted(signal);
+    let abort;
+    const aborting = signal && new Promise((_, reject) => {
+      abort = () => reject(aborted(signal));
+      signal.addEventListener("abort", abort, { once: true });
+    });
+    // Awaited only while something is in flight; never left unhandled.
+    aborting?.catch(() => {});
+    try {
+      for (;;) {
+        const live = [...this.#attempts.values()].filter((e) => !e.cancelled);
+        if (live.length === 0) return;
+        const waits = [Promise.allSettled(live.map((e) => e.done)), ...live.map((e) => e.cancelledNow)];
+        await Promise.race(aborting ? [...waits, aborting] : waits);
+      }
+    } finally {
+      signal?.removeEventListener("abort", abort);
     }
   }
 
@@ -435,11 +576,21 @@ export class Generator {
       e.cancelled = true;
       e.abort.abort();
     }
-    for (const w of this.#waiters.splice(0)) {
-      clearTimeout(w.timer);
-      w.reject(new RangeIdError("closed", "the generator was closed"));
+    for (const w of [...this.#waiters]) {
+      this.#drop(w);
+      w.reject(new RangeIdError("closed", "the generator was closed", { final: true }));
     }
     return abandoned;
+  }
+
+  /** `using ids = ...`: closes the generator at the end of the scope. */
+  [DISPOSE]() {
+    this.close();
+  }
+
+  /** `await using ids = await createGenerator(...)`: closes it at the end of the scope. */
+  async [ASYNC_DISPOSE]() {
+    this.close();
   }
 
   /**
@@ -453,7 +604,7 @@ export class Generator {
     const ready = () => !this.#closed && (this.#localLeft() > 0 || this.#engine.stats(0).available !== "0");
     if (ready()) return;
     try {
-      await this.#wait(() => (ready() ? true : undefined));
+      await this.#wait(() => (ready() ? true : undefined), 0, this.#createSignal);
     } catch (e) {
       this.close();
       throw e;

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { createGenerator, RangeIdError } from "../src/node.mjs";
 import { fakeAuthority } from "./fake-authority.mjs";
 
-const base = { url: "http://authority.test", token: "t", namespace: "orders" };
+const base = { url: "https://authority.test", token: "t", namespace: "orders" };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -182,25 +182,224 @@ test("a rotated token: after a 401 the token function is asked afresh, once", as
   a.check(got, ids.incarnation);
   assert.equal(asked.filter((r) => r).length, 1, `asked afresh once after the 401: ${asked}`);
   assert.equal(ids.stats().phase, "running");
-  // A token that stays refused, even fresh, fails the generator.
+  // A token that stays refused, even fresh, blocks the generator: calls
+  // are told at once, and it is not final.
   a.state.tokens = new Set();
   await assert.rejects(
     (async () => { for (;;) await ids.nextId(); })(),
-    (e) => e instanceof RangeIdError && e.code === "unauthenticated" && e.status === 401,
+    (e) => e instanceof RangeIdError && e.code === "unauthenticated" && e.status === 401 && e.final === false,
   );
+  ids.close();
+});
+
+/** Waits until `ready()` holds, polling every 10 ms, for at most `ms`. */
+async function until(ready, ms, what) {
+  const end = performance.now() + ms;
+  while (!ready()) {
+    if (performance.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
+    await sleep(10);
+  }
+}
+
+/** Takes IDs until a call rejects; returns them, the error and how long the failing call took. */
+async function drainUntilError(ids) {
+  const got = [];
+  for (;;) {
+    const t = performance.now();
+    try {
+      got.push(await ids.nextId());
+    } catch (error) {
+      return { got, error, ms: performance.now() - t };
+    }
+  }
+}
+
+const WAF_PAGE = "<html>\n<head><title>403 Forbidden</title></head>\n<body><center><h1>403 Forbidden</h1></center><hr><center>cloudfront</center>"
+  + " Request blocked. ".repeat(50) + "</body></html>";
+
+test("a proxy's 4xx: waiting calls fail at once with its status and first bytes; the generator recovers by itself", async () => {
+  const a = fakeAuthority();
+  const proxy = { blocking: false, blocked: 0 };
+  const fetch = async (url, init) => {
+    if (proxy.blocking) {
+      proxy.blocked++;
+      return new Response(WAF_PAGE, { status: 403, headers: { "content-type": "text/html" } });
+    }
+    return a.fetch(url, init);
+  };
+  const ids = await createGenerator({ ...base, fetch, rangeSize: 100, maxOutstanding: 1, retryMaxMs: 100, deadlineMs: 5000 });
+  proxy.blocking = true;
+  const { got, error: e, ms } = await drainUntilError(ids);
+  assert.ok(ms < 1000, `the call waited ${ms.toFixed(0)} ms of its 5,000 ms deadline`);
+  assert.ok(e instanceof RangeIdError);
+  assert.equal(e.code, "forbidden");
+  assert.equal(e.status, 403);
+  assert.equal(e.final, false, "not final: the generator asks again");
+  assert.equal(e.authorityCode, undefined, "no rangeid authority said it");
+  assert.ok(e.excerpt.startsWith("<html> <head><title>403 Forbidden</title></head> <body>"), e.excerpt);
+  assert.ok(e.excerpt.length <= 160, `${e.excerpt.length} characters`);
+  assert.match(e.message, /answered 403, not a rangeid authority's answer/);
+  assert.match(e.message, /403 Forbidden/);
+  assert.match(e.message, /asks again by itself in \d+ s/);
+  assert.equal(ids.stats().phase, "blocked");
+  assert.equal(ids.stats().blocks, 1);
+  // Later calls are told at once too, while the generator backs off: over
+  // 1 s its probes are spaced 100, 200, 400, 800 ms (jittered), not 50 ms.
+  const before = proxy.blocked;
+  const t = performance.now();
+  await assert.rejects(ids.nextIds(3), (x) => x.code === "forbidden" && x.status === 403);
+  assert.ok(performance.now() - t < 200);
+  await sleep(1000);
+  const probes = proxy.blocked - before;
+  assert.ok(probes >= 1 && probes <= 5, `${probes} probes in 1 s`);
+  // The proxy lets requests through again: no new generator needed.
+  proxy.blocking = false;
+  await until(() => ids.stats().phase === "running", 3000, "the generator unblocks");
+  const more = [];
+  for (let i = 0; i < 250; i++) more.push(await ids.nextId());
+  a.check([...got, ...more], ids.incarnation);
+  const s = ids.stats();
+  assert.deepEqual([s.blocks, s.unblocks], [1, 1]);
+  ids.close();
+});
+
+test("credentials refused even fresh: calls fail at once, and a token function that mends is heard", async () => {
+  const a = fakeAuthority({ tokens: ["one"] });
+  let current = "one";
+  const asked = [];
+  const token = ({ refresh }) => {
+    asked.push(refresh);
+    return current;
+  };
+  const ids = await createGenerator({ ...base, token, fetch: a.fetch, rangeSize: 50, maxOutstanding: 1, retryMaxMs: 50 });
+  // The authority's keys rotate before the token source learns the new token.
+  a.state.tokens = new Set(["two"]);
+  const { got, error: e, ms } = await drainUntilError(ids);
+  assert.ok(ms < 1000, `waited ${ms.toFixed(0)} ms`);
+  assert.equal(e.code, "unauthenticated");
+  assert.equal(e.status, 401);
+  assert.equal(e.authorityCode, "unauthenticated");
+  assert.equal(e.final, false);
+  assert.match(e.message, /asks again by itself with a fresh token/);
+  const refreshesBefore = asked.filter((r) => r).length;
+  assert.ok(refreshesBefore >= 1);
+  await sleep(300);
+  assert.ok(asked.filter((r) => r).length > refreshesBefore, "each probe asks for a fresh token");
+  current = "two";
+  await until(() => ids.stats().phase === "running", 3000, "the generator unblocks");
+  const more = [];
+  for (let i = 0; i < 120; i++) more.push(await ids.nextId());
+  a.check([...got, ...more], ids.incarnation);
+  assert.equal(ids.stats().unblocks, 1);
+  ids.close();
+});
+
+test("a rangeid authority's own final answer stays final: no probe after it", async () => {
+  const a = fakeAuthority();
+  let forbid = false;
+  let after = 0;
+  const fetch = async (url, init) => {
+    if (!forbid) return a.fetch(url, init);
+    after++;
+    return Response.json({ error: { code: "forbidden", message: "this token may not take ranges in orders" } }, { status: 403 });
+  };
+  const ids = await createGenerator({ ...base, fetch, rangeSize: 20, maxOutstanding: 1, retryMaxMs: 50 });
+  forbid = true;
+  const { error: e, ms } = await drainUntilError(ids);
+  assert.ok(ms < 1000);
+  assert.deepEqual([e.code, e.status, e.authorityCode, e.final], ["forbidden", 403, "forbidden", true]);
+  const calls = after;
+  await sleep(300);
+  assert.equal(after, calls, "a final answer is not asked again");
+  assert.equal(ids.stats().phase, "forbidden");
+  assert.equal(ids.stats().blocks, 0);
+  ids.close();
+});
+
+test("a WAF that inspects answers replaces a committed grant with its 403: the probe's replay installs it, once", async () => {
+  const a = fakeAuthority();
+  const waf = { on: false, replaced: 0 };
+  const fetch = async (url, init) => {
+    const answer = await a.fetch(url, init); // the authority commits first
+    if (!waf.on) return answer;
+    waf.replaced++;
+    return new Response(WAF_PAGE, { status: 403 });
+  };
+  const ids = await createGenerator({ ...base, fetch, rangeSize: 40, maxOutstanding: 1, retryMaxMs: 50 });
+  waf.on = true;
+  const { got, error } = await drainUntilError(ids);
+  assert.equal(error.code, "forbidden");
+  const committed = a.state.ledger.length;
+  await sleep(150);
+  waf.on = false;
+  await until(() => ids.stats().phase === "running", 3000, "the generator unblocks");
+  const more = [];
+  for (let i = 0; i < 100; i++) more.push(await ids.nextId());
+  a.check([...got, ...more], ids.incarnation);
+  assert.ok(waf.replaced >= 2, `${waf.replaced} answers replaced`);
+  assert.ok(ids.stats().replaysInstalled >= 1, "the range committed behind the WAF came back as a replay");
+  assert.equal(a.state.grants.size, a.state.ledger.length, "one range per request id");
+  assert.ok(a.state.ledger.length >= committed);
+  ids.close();
+});
+
+test("429 and 503 pages without Retry-After are retried, never a block", async () => {
+  const a = fakeAuthority();
+  let n = 0;
+  const fetch = async (url, init) => {
+    n++;
+    if (n === 1) return new Response("<html>Too Many Requests</html>", { status: 429 });
+    if (n === 2) return new Response("", { status: 503 });
+    return a.fetch(url, init);
+  };
+  const ids = await createGenerator({ ...base, fetch, retryInitialMs: 1 });
+  a.check([await ids.nextId()], ids.incarnation);
+  assert.equal(ids.stats().blocks, 0);
+  assert.equal(ids.stats().retries, 2);
+  ids.close();
+});
+
+test("a 4xx with an empty body blocks too, and says so", async () => {
+  const empty = async () => new Response(null, { status: 405 });
+  await assert.rejects(createGenerator({ ...base, fetch: empty }), (e) => {
+    assert.deepEqual([e.code, e.status, e.final, e.excerpt], ["method_not_allowed", 405, false, undefined]);
+    assert.match(e.message, /answered 405, not a rangeid authority's answer .* \(empty body\)/);
+    return true;
+  });
+});
+
+test("plain http: only to this machine unless allowInsecureHttp is set", async () => {
+  const a = fakeAuthority();
+  for (const url of ["http://ids.example.com", "http://10.0.0.7:8787", "http://127.0.0.1.nip.io", "http://localhost.example.com", "http://[::2]:8787"]) {
+    await assert.rejects(createGenerator({ ...base, url, fetch: a.fetch }), (e) => {
+      assert.equal(e.code, "invalid_config", url);
+      assert.match(e.message, /unencrypted.*allowInsecureHttp: true/, url);
+      return true;
+    });
+  }
+  await assert.rejects(createGenerator({ ...base, url: "http://ids.example.com", allowInsecureHttp: "yes", fetch: a.fetch }), (e) => e.code === "invalid_config");
+  await assert.rejects(createGenerator({ ...base, url: "http://ids.example.com", allowInsecureHttp: false, fetch: a.fetch }), (e) => e.code === "invalid_config");
+  assert.equal(a.state.calls, 0, "nothing was sent");
+  for (const url of ["http://localhost:8787", "http://127.0.0.1:8787", "http://127.9.8.7", "http://[::1]:8787", "https://ids.example.com"]) {
+    const ids = await createGenerator({ ...base, url, fetch: a.fetch });
+    ids.close();
+  }
+  const ids = await createGenerator({ ...base, url: "http://ids.example.com", allowInsecureHttp: true, fetch: a.fetch });
+  assert.ok(await ids.nextId());
   ids.close();
 });
 
 test("a wrong URL rejects promptly, naming the URL and the status", async () => {
   const notFound = async () => new Response("<html><h1>404 Not Found</h1></html>", { status: 404, headers: { "content-type": "text/html" } });
   const t = performance.now();
-  await assert.rejects(createGenerator({ ...base, url: "http://wrong.example/api", fetch: notFound, deadlineMs: 5000 }), (e) => {
+  await assert.rejects(createGenerator({ ...base, url: "https://wrong.example/api", fetch: notFound, deadlineMs: 5000 }), (e) => {
     assert.ok(e instanceof RangeIdError);
     assert.equal(e.code, "not_found");
     assert.equal(e.status, 404);
-    assert.match(e.message, /http:\/\/wrong\.example\/api\/v1\/ranges/);
+    assert.match(e.message, /https:\/\/wrong\.example\/api\/v1\/ranges/);
     assert.match(e.message, /404/);
     assert.equal(e.authorityCode, undefined, "no rangeid authority said anything");
+    assert.equal(e.excerpt, "<html><h1>404 Not Found</h1></html>");
     return true;
   });
   assert.ok(performance.now() - t < 1000, "not at the deadline");
@@ -274,7 +473,7 @@ test("answers this version does not know: extra fields are read, an unreadable 2
   ids.close();
 });
 
-test("nextIds(n) returns n contiguous IDs from one range, past the local block", async () => {
+test("nextIds(n) returns exactly n: the local block's rest, then the range, then the next ones", async () => {
   const a = fakeAuthority();
   const ids = await createGenerator({ ...base, fetch: a.fetch, rangeSize: 10_000 });
   assert.equal(await ids.nextId(), "1");
@@ -282,29 +481,96 @@ test("nextIds(n) returns n contiguous IDs from one range, past the local block",
   assert.equal(batch.length, 2000);
   assert.deepEqual([batch[0], batch[1999]], ["2", "2001"]);
   const rest = await ids.nextIds(20_000);
-  assert.equal(rest.length, 7999, "fewer only at the range's end");
-  assert.equal(rest.at(-1), "10000");
+  assert.equal(rest.length, 20_000, "across ranges, exactly");
+  assert.equal(rest[0], "2002");
   a.check([...batch, ...rest], ids.incarnation);
   ids.close();
 });
 
-test("every batch is contiguous, across many small ranges and prefetches", async () => {
+test("exact batches of every size, mixed with nextId, across many small ranges and prefetches", async () => {
   const a = fakeAuthority();
   const ids = await createGenerator({ ...base, fetch: a.fetch, rangeSize: 7, maxOutstanding: 2 });
   const all = [];
+  let seed = 7;
   for (let i = 0; i < 300; i++) {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    const n = 1 + (seed % 50);
     if (i % 3 === 0) all.push(await ids.nextId());
-    const batch = await ids.nextIds(5);
-    assert.ok(batch.length >= 1 && batch.length <= 5);
-    for (let k = 1; k < batch.length; k++) {
-      assert.equal(BigInt(batch[k]), BigInt(batch[k - 1]) + 1n, `not contiguous: ${batch}`);
-    }
-    // And inside one granted range.
-    const range = a.state.ledger.find(([s, e]) => BigInt(batch[0]) >= s && BigInt(batch[0]) < e);
-    assert.ok(BigInt(batch.at(-1)) < range[1], `${batch} crosses the end of [${range[0]}, ${range[1]})`);
+    const batch = await ids.nextIds(n);
+    assert.equal(batch.length, n);
     all.push(...batch);
   }
   a.check(all, ids.incarnation);
+  // Concurrent batches and single IDs: each gets exactly what it asked for.
+  const calls = Array.from({ length: 40 }, (_, i) => (i % 4 === 0 ? ids.nextId().then((x) => [x]) : ids.nextIds(3 + (i % 29))));
+  const got = await Promise.all(calls);
+  got.forEach((g, i) => assert.equal(g.length, i % 4 === 0 ? 1 : 3 + (i % 29)));
+  a.check([...all, ...got.flat()], ids.incarnation);
+  ids.close();
+});
+
+test("a batch the namespace cannot supply rejects at once with exhausted, and takes nothing", async () => {
+  const a = fakeAuthority({ first: 1n, max: 25n });
+  // As a real authority does, grants say what the namespace has left.
+  const withCapacity = async (url, init) => {
+    const r = await a.fetch(url, init);
+    if (r.status !== 200) return r;
+    const g = await r.json();
+    return Response.json({ ...g, maxCount: 10_000_000, remaining: (a.state.max + 1n - a.state.next).toString() });
+  };
+  const ids = await createGenerator({ ...base, fetch: withCapacity, rangeSize: 10 });
+  const five = [];
+  for (let i = 0; i < 5; i++) five.push(await ids.nextId());
+  const t = performance.now();
+  await assert.rejects(ids.nextIds(30), (e) => {
+    assert.ok(e instanceof RangeIdError);
+    assert.equal(e.code, "exhausted");
+    assert.equal(e.remaining, "15", "what the namespace has left to grant");
+    assert.equal(e.available, "5", "what this generator holds");
+    assert.equal(e.final, false);
+    assert.match(e.message, /no ID was taken/);
+    return true;
+  });
+  assert.ok(performance.now() - t < 500, "at once, not at the deadline");
+  assert.equal(ids.stats().available, "5", "nothing was taken");
+  // Everything that is left still comes, exactly.
+  const twenty = await ids.nextIds(20);
+  assert.equal(twenty.length, 20);
+  a.check([...five, ...twenty], ids.incarnation);
+  assert.equal(twenty.at(-1), "25");
+  await assert.rejects(ids.nextIds(1), (e) => e.code === "exhausted" && e.remaining === "0");
+  await assert.rejects(ids.nextId(), (e) => e.code === "exhausted" && e.final === true);
+  ids.close();
+});
+
+test("a batch above what a generator gathers is invalid_request with the limit; one at it comes whole", async () => {
+  const a = fakeAuthority();
+  const ids = await createGenerator({ ...base, fetch: a.fetch, rangeSize: 10 });
+  await assert.rejects(ids.nextIds(81), (e) => {
+    assert.deepEqual([e.code, e.limit, e.final], ["invalid_request", 80, false]);
+    assert.match(e.message, /at most 80 IDs per call/);
+    return true;
+  });
+  assert.equal(ids.stats().issued, 0);
+  const got = await ids.nextIds(80);
+  assert.equal(got.length, 80);
+  a.check(got, ids.incarnation);
+  ids.close();
+});
+
+test("a batch that times out takes nothing: the IDs it waited beside go to later calls", async () => {
+  const a = fakeAuthority();
+  let hold = false;
+  const fetch = (url, init) => (hold ? rejectOnAbort(init) : a.fetch(url, init));
+  const ids = await createGenerator({ ...base, fetch, rangeSize: 10, maxOutstanding: 1, deadlineMs: 200, requestTimeoutMs: 5000 });
+  const head = [await ids.nextId(), await ids.nextId()];
+  hold = true;
+  await assert.rejects(ids.nextIds(15), (e) => e.code === "unavailable" && /no ID within 200 ms/.test(e.message));
+  assert.equal(ids.stats().available, "8", "the 8 on hand were not taken");
+  hold = false;
+  const after = await ids.nextIds(8);
+  assert.deepEqual(after, ["3", "4", "5", "6", "7", "8", "9", "10"]);
+  a.check([...head, ...after], ids.incarnation);
   ids.close();
 });
 

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createGenerator, RangeIdError } from "../src/node.mjs";
 import { fakeAuthority } from "./fake-authority.mjs";
 
-const base = { url: "http://authority.test", token: "t", namespace: "orders" };
+const base = { url: "https://authority.test", token: "t", namespace: "orders" };
 
 test("issues strings, in order within a range, and never twice", async () => {
   const a = fakeAuthority({ first: 1001n });
@@ -26,13 +26,16 @@ test("issues strings, in order within a range, and never twice", async () => {
   ids.close();
 });
 
-test("a batch is contiguous, from one range, and short at its end", async () => {
+test("a batch is exactly n IDs, across ranges when it must", async () => {
   const a = fakeAuthority();
   const ids = await createGenerator({ ...base, fetch: a.fetch, rangeSize: 10, maxOutstanding: 1, prefetchLeadMs: 0 });
   const first = await ids.nextIds(4);
   assert.deepEqual(first, ["1", "2", "3", "4"]);
-  const rest = await ids.nextIds(100);
-  assert.deepEqual(rest, ["5", "6", "7", "8", "9", "10"]);
+  const rest = await ids.nextIds(25);
+  assert.equal(rest.length, 25);
+  assert.deepEqual(rest.slice(0, 6), ["5", "6", "7", "8", "9", "10"], "the range's rest first");
+  a.check([...first, ...rest], ids.incarnation);
+  assert.ok(a.state.ledger.length >= 3, "from three ranges at least");
   await assert.rejects(ids.nextIds(0), (e) => e instanceof RangeIdError && e.code === "invalid_request");
   ids.close();
 });
@@ -161,4 +164,110 @@ test("close abandons the tail, counts it and rejects later calls", async () => {
   await assert.rejects(ids.nextId(), (e) => e.code === "closed");
   assert.equal(ids.tryNextId(), undefined);
   assert.equal(ids.stats().abandoned, "99", "the local block counts as abandoned too");
+});
+
+/** A fetch that never answers (until aborted), counting its calls. */
+function silent() {
+  const f = (url, init) => {
+    f.calls++;
+    return new Promise((_, reject) => init.signal?.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError")), { once: true }));
+  };
+  f.calls = 0;
+  return f;
+}
+
+test("an AbortSignal ends the waits of nextId, nextIds, nextIdBigInt, settled and createGenerator", async () => {
+  const a = fakeAuthority();
+  let hold = false;
+  const hung = silent();
+  const fetch = (url, init) => (hold ? hung(url, init) : a.fetch(url, init));
+  const ids = await createGenerator({ ...base, fetch, rangeSize: 5, maxOutstanding: 1, deadlineMs: 10_000, requestTimeoutMs: 300 });
+  const first = await ids.nextIds(5);
+  hold = true;
+  for (const call of [(o) => ids.nextId(o), (o) => ids.nextIds(3, o), (o) => ids.nextIdBigInt(o), (o) => ids.settled(o)]) {
+    const c = new AbortController();
+    const t = performance.now();
+    const p = call({ signal: c.signal });
+    setTimeout(() => c.abort(new Error("user went away")), 30);
+    await assert.rejects(p, (e) => {
+      assert.ok(e instanceof RangeIdError);
+      assert.equal(e.code, "aborted");
+      assert.equal(e.cause.message, "user went away");
+      assert.match(e.message, /aborted \(Error: user went away\)/);
+      return true;
+    });
+    assert.ok(performance.now() - t < 1000, "not at the 10 s deadline");
+  }
+  // AbortSignal.timeout's reason is a TimeoutError.
+  await assert.rejects(ids.nextId({ signal: AbortSignal.timeout(20) }), (e) => e.code === "aborted" && e.cause.name === "TimeoutError");
+  // An aborted signal rejects even when an ID is on hand, and takes none.
+  hold = false;
+  const got = await ids.nextIds(3);
+  await assert.rejects(ids.nextId({ signal: AbortSignal.abort() }), (e) => e.code === "aborted");
+  await assert.rejects(ids.nextIds(1, { signal: AbortSignal.abort() }), (e) => e.code === "aborted");
+  const next = await ids.nextIds(2);
+  a.check([...first, ...got, ...next], ids.incarnation);
+  assert.equal(BigInt(next[0]), BigInt(got[2]) + 1n, "the aborted calls took nothing");
+  await assert.rejects(ids.nextId({ signal: "soon" }), (e) => e.code === "invalid_request");
+  await assert.rejects(ids.nextIds(1, null), (e) => e.code === "invalid_request");
+  ids.close();
+
+  // createGenerator: an abort during the wait for the first range closes it.
+  const slow = silent();
+  const c = new AbortController();
+  const creating = createGenerator({ ...base, fetch: slow, signal: c.signal, deadlineMs: 10_000 });
+  setTimeout(() => c.abort(), 30);
+  await assert.rejects(creating, (e) => e.code === "aborted");
+  const calls = slow.calls;
+  await sleep(100);
+  assert.equal(slow.calls, calls, "closed: nothing more is sent");
+  const never = silent();
+  await assert.rejects(createGenerator({ ...base, fetch: never, signal: AbortSignal.abort() }), (e) => e.code === "aborted");
+  await sleep(20);
+  assert.equal(never.calls, 0, "an aborted signal sends nothing");
+  await assert.rejects(createGenerator({ ...base, fetch: a.fetch, signal: {} }), (e) => e.code === "invalid_config");
+});
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+test("await using closes a generator at the end of its scope; using does too", async () => {
+  const a = fakeAuthority();
+  let kept;
+  {
+    await using ids = await createGenerator({ ...base, fetch: a.fetch, rangeSize: 100 });
+    kept = ids;
+    assert.equal(await ids.nextId(), "1");
+  }
+  assert.equal(kept.stats().phase, "closed");
+  assert.equal(kept.stats().abandoned, "99");
+  await assert.rejects(kept.nextId(), (e) => e.code === "closed" && e.final === true);
+  {
+    using ids = await createGenerator({ ...base, fetch: a.fetch, rangeSize: 10 });
+    kept = ids;
+    await ids.nextId();
+  }
+  assert.equal(kept.stats().phase, "closed");
+  const calls = a.state.calls;
+  await sleep(50);
+  assert.equal(a.state.calls, calls, "nothing is sent after it");
+});
+
+test("settled() with an aborted signal rejects, also with nothing in flight, and leaves no rejection unhandled", async () => {
+  const a = fakeAuthority();
+  const ids = await createGenerator({ ...base, fetch: a.fetch });
+  await ids.settled();
+  const unhandled = [];
+  const onUnhandled = (e) => unhandled.push(e);
+  process.on("unhandledRejection", onUnhandled);
+  try {
+    await assert.rejects(ids.settled({ signal: AbortSignal.abort() }), (e) => e.code === "aborted");
+    const c = new AbortController();
+    await ids.settled({ signal: c.signal });
+    c.abort();
+    await sleep(20);
+    assert.deepEqual(unhandled, []);
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+  }
+  ids.close();
 });

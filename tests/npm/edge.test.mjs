@@ -32,8 +32,7 @@ async function handle(event) {
   try {
     generator ??= createGenerator(CONFIG);
     const ids = await generator;
-    const out = [];
-    while (out.length < n) out.push(...(await ids.nextIds(n - out.length)));
+    const out = await ids.nextIds(n);
     event.waitUntil(ids.settled());
     return Response.json({ ids: out, incarnation: ids.incarnation, runtime: typeof EdgeRuntime === "string" ? EdgeRuntime : null, stats: ids.stats() });
   } catch (e) {

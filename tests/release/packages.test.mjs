@@ -20,6 +20,7 @@ const here = new URL(".", import.meta.url).pathname;
 // What the builds make; packing must not make any of them again.
 const BUILT = [
   "npm/wasm/rangeid_wasm_bg.wasm", "npm/wasm/rangeid_wasm.js", "npm/dist/node.cjs", "npm/index.d.cts",
+  "npm/wasm/testing/rangeid_testing_bg.wasm", "npm/dist/testing.cjs", "npm/testing.d.cts",
   "edge-authority/build/index.js", "edge-authority/build/index_bg.wasm", "www/dist/admin/index.html",
 ];
 const mtimes = () => Object.fromEntries(BUILT.map((f) => [f, statSync(join(repo, f)).mtimeMs]));

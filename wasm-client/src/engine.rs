@@ -10,8 +10,8 @@
 
 use js_sys::{Array, Object, Reflect};
 use rangeid_core::decimal::Decimal;
-use rangeid_core::lease::{Handled, LeaseOptions, OptionValue, Phase, Stats};
-use rangeid_core::reply::{Reply, TransientKind};
+use rangeid_core::lease::{Handled, IssueError, LeaseOptions, OptionValue, Phase, Stats};
+use rangeid_core::reply::{Excerpt, Reply, TransientKind};
 use rangeid_core::{Action, Lease, Range, Ticket};
 use wasm_bindgen::prelude::*;
 
@@ -76,7 +76,9 @@ fn handled(h: Handled) -> &'static str {
         Handled::NotOurs(_) => "not_ours",
         Handled::Stale => "stale",
         Handled::WillRetry => "will_retry",
+        Handled::Blocked => "blocked",
         Handled::Stopped => "stopped",
+        _ => "other",
     }
 }
 
@@ -134,21 +136,35 @@ impl Engine {
         self.block(r)
     }
 
-    /// Up to `n` contiguous IDs returned to a caller (a batch), like
-    /// `lend`'s answer.
-    pub fn take(&mut self, n: f64) -> JsValue {
-        let r = self.lease.take(count(n));
-        self.block(r)
+    /// Exactly `n` IDs for one caller, or none: with `localLeft` IDs left
+    /// in the last lent block, `[fromLocal, pollNow, start, count, start,
+    /// count, ...]` (take `fromLocal` from the block first, then each
+    /// piece; starts as in `lend`); or, when no batch can be had now, why,
+    /// like `failure()` (`wait` says whether the caller should wait; a
+    /// batch the namespace cannot supply is `exhausted` with `remaining`
+    /// and `available`, one too large `invalid_request` with `limit`).
+    #[wasm_bindgen(js_name = takeExact)]
+    pub fn take_exact(&mut self, n: f64, local_left: f64) -> JsValue {
+        match self.lease.take_exact(count(n), ms(local_left)) {
+            Ok(batch) => {
+                let out = Array::new();
+                out.push(&JsValue::from_f64(batch.from_lent as f64));
+                out.push(&JsValue::from_bool(self.lease.should_poll()));
+                for piece in batch.pieces() {
+                    out.push(&start(&piece));
+                    out.push(&JsValue::from_f64(piece.count() as f64));
+                }
+                out.into()
+            }
+            Err(why) => self.describe(why),
+        }
     }
 
-    /// Up to `n` IDs continuing the range the last block came from, as
-    /// `[start, count, pollNow]`, or `undefined` when that range is used up.
-    #[wasm_bindgen(js_name = takeMore)]
-    pub fn take_more(&mut self, n: f64) -> JsValue {
-        match self.lease.take_more(count(n)) {
-            Some(r) => self.block(Ok(r)),
-            None => JsValue::UNDEFINED,
-        }
+    /// Tells the engine how many IDs callers wait for now (all of them),
+    /// with `localLeft` IDs left in the last lent block.
+    #[wasm_bindgen(js_name = setDemand)]
+    pub fn set_demand(&mut self, ids: f64, local_left: f64) {
+        self.lease.set_demand(ms(ids), ms(local_left));
     }
 
     fn block(&self, r: Result<Range, rangeid_core::lease::IssueError>) -> JsValue {
@@ -239,26 +255,43 @@ impl Engine {
     }
 
     /// Why no ID can be issued now, for the error a caller gets:
-    /// `{code, final, status?, message?, authorityCode?, remaining?,
-    /// retryAfterMs?, noAnswer?}`. `code` is the JS code and `final` whether
-    /// waiting can help; the rest describe the last failed attempt.
+    /// `{code, final, wait, status?, message?, authorityCode?, excerpt?,
+    /// remaining?, retryAfterMs?, noAnswer?, blockedUntil?}`. `code` is the
+    /// JS code, `final` whether the engine can never issue again, `wait`
+    /// whether a caller should wait for a range (else it is told at once);
+    /// the rest describe the last failed attempt (`excerpt`: the first
+    /// bytes of an answer that is not a rangeid one) and, while blocked,
+    /// when the engine asks again (same clock as `now`).
     pub fn failure(&self) -> JsValue {
+        self.describe(self.lease.issue_error())
+    }
+
+    fn describe(&self, why: IssueError) -> JsValue {
         let o = Object::new();
-        let why = self.lease.issue_error();
         set(&o, "code", why.client_code());
         set(&o, "final", why.is_final());
+        set(&o, "wait", why.waits());
         if let Some(n) = why.remaining() {
             set(&o, "remaining", decimal(n));
         }
+        match why {
+            IssueError::TooFew { available, .. } => set(&o, "available", decimal(available)),
+            IssueError::BatchTooLarge { limit } => set(&o, "limit", limit as f64),
+            _ => {}
+        }
+        if let Some(b) = self.lease.blocked() {
+            set(&o, "blockedUntil", b.until as f64);
+        }
+        let excerpt = |o: &Object, e: &Excerpt| {
+            if !e.as_str().is_empty() {
+                set(o, "excerpt", e.as_str());
+            }
+        };
         match self.lease.last_failure() {
             Some(Reply::Refused(r)) => {
                 set(&o, "status", r.status);
                 set(&o, "message", r.message.as_str());
-                // Only what a rangeid authority said: a bare 404 from
-                // elsewhere has a code (from its status) but no message.
-                if !r.message.as_str().is_empty() {
-                    set(&o, "authorityCode", r.code.as_str());
-                }
+                set(&o, "authorityCode", r.code.as_str());
                 if let Some(n) = r.remaining {
                     set(&o, "remaining", decimal(n));
                 }
@@ -266,10 +299,18 @@ impl Engine {
                     set(&o, "retryAfterMs", ms as f64);
                 }
             }
+            Some(Reply::Foreign(f)) => {
+                set(&o, "status", f.status);
+                excerpt(&o, &f.excerpt);
+                if let Some(ms) = f.retry_after_ms {
+                    set(&o, "retryAfterMs", ms as f64);
+                }
+            }
             Some(Reply::Transient(t)) => {
                 if let Some(s) = t.status {
                     set(&o, "status", s);
                 }
+                excerpt(&o, &t.excerpt);
                 if let Some(ms) = t.retry_after_ms {
                     set(&o, "retryAfterMs", ms as f64);
                 }
@@ -288,6 +329,7 @@ impl Engine {
         let o = Object::new();
         set(&o, "incarnation", self.lease.incarnation().as_str());
         let phase = match self.lease.phase() {
+            Phase::Running if self.lease.blocked().is_some() => "blocked",
             Phase::Running => "running",
             Phase::Exhausted => "exhausted",
             Phase::Closed => "closed",
@@ -305,6 +347,8 @@ impl Engine {
             ("retries", s.retries),
             ("requestsExpired", s.requests_expired),
             ("starved", s.starved),
+            ("blocks", s.blocks),
+            ("unblocks", s.unblocks),
             ("outstanding", s.outstanding),
             ("ratePerSecond", self.lease.rate()),
         ] {

@@ -127,13 +127,20 @@ fn requests_grants_and_blocks_cross_the_boundary_exactly() {
         e.handle_answer(1.0, 0.0, 200, &grant(&e, 1.0, top, 10), -1.0, 7.0),
         "duplicate"
     );
-    let more = e.take_more(100.0);
+    // An exact batch: the block's rest (0 here), then the range's rest.
+    let more = e.take_exact(6.0, 0.0);
+    assert_eq!(get(&more, 0).as_f64(), Some(0.0), "nothing from the block");
     assert_eq!(
-        get(&more, 1).as_f64(),
+        get(&more, 3).as_f64(),
         Some(6.0),
         "the rest of the range, not a reset"
     );
-    assert!(e.take_more(1.0).is_undefined());
+    let too_many = e.take_exact(1.0, 0.0);
+    assert_eq!(
+        field(&too_many, "code").as_string().as_deref(),
+        Some("unavailable")
+    );
+    assert_eq!(field(&too_many, "wait").as_bool(), Some(true));
     assert_eq!(e.lend(1.0).as_string().as_deref(), Some("unavailable"));
     let stats = e.stats(0.0);
     assert_eq!(field(&stats, "issued").as_f64(), Some(10.0));
@@ -195,4 +202,90 @@ fn a_busy_authority_is_retried_with_its_retry_after() {
     assert_eq!(field(&f, "final").as_bool(), Some(false));
     assert_eq!(field(&f, "retryAfterMs").as_f64(), Some(3000.0));
     assert_eq!(e.handle_no_answer(1.0, 7.0, 11.0), "stale");
+}
+
+#[wasm_bindgen_test]
+fn a_proxys_refusal_blocks_with_its_status_and_first_bytes() {
+    let mut e = engine(10.0);
+    send(&mut e, 0.0);
+    let page = "<html>\n<head><title>403 Forbidden</title></head>\n<body>cloudfront</body></html>";
+    assert_eq!(e.handle_answer(1.0, 0.0, 403, page, -1.0, 10.0), "blocked");
+    assert_eq!(e.lend(1.0).as_string().as_deref(), Some("forbidden"));
+    let f = e.failure();
+    assert_eq!(field(&f, "code").as_string().as_deref(), Some("forbidden"));
+    assert_eq!(field(&f, "final").as_bool(), Some(false));
+    assert_eq!(
+        field(&f, "wait").as_bool(),
+        Some(false),
+        "callers are told at once"
+    );
+    assert_eq!(field(&f, "status").as_f64(), Some(403.0));
+    assert_eq!(
+        field(&f, "excerpt").as_string().as_deref(),
+        Some("<html> <head><title>403 Forbidden</title></head> <body>cloudfront</body></html>")
+    );
+    assert!(
+        field(&f, "authorityCode").is_undefined(),
+        "no rangeid authority said it"
+    );
+    let until = field(&f, "blockedUntil").as_f64().unwrap();
+    assert!(until > 10.0 && e.next_deadline() == until);
+    let stats = e.stats(0.0);
+    assert_eq!(
+        field(&stats, "phase").as_string().as_deref(),
+        Some("blocked")
+    );
+    assert_eq!(field(&stats, "blocks").as_f64(), Some(1.0));
+    // The authority answers the probe: the block ends.
+    let (request, attempt, _) = send(&mut e, until);
+    let g = grant(&e, request, 1, 10);
+    assert_eq!(
+        e.handle_answer(request, attempt, 200, &g, -1.0, until + 1.0),
+        "installed"
+    );
+    let stats = e.stats(0.0);
+    assert_eq!(
+        field(&stats, "phase").as_string().as_deref(),
+        Some("running")
+    );
+    assert_eq!(field(&stats, "unblocks").as_f64(), Some(1.0));
+}
+
+#[wasm_bindgen_test]
+fn exact_batches_cross_ranges_and_say_why_not() {
+    let o = options(&[
+        ("namespace", "orders".into()),
+        ("rangeSize", 10.0.into()),
+        ("maxOutstanding", 2.0.into()),
+    ]);
+    let mut e = Engine::new(&o, 0.0).unwrap();
+    let (r1, a1, _) = send(&mut e, 0.0);
+    e.handle_answer(r1, a1, 200, &grant(&e, r1, 1, 10), -1.0, 1.0);
+    let block = e.lend(3.0);
+    assert_eq!(get(&block, 1).as_f64(), Some(3.0));
+    // A caller waits for 15 with 3 in the driver's block: the engine asks.
+    let short = e.take_exact(15.0, 3.0);
+    assert_eq!(field(&short, "wait").as_bool(), Some(true));
+    e.set_demand(15.0, 3.0);
+    let (r2, a2, body) = send(&mut e, 2.0);
+    assert!(body.contains(r#""count":10"#), "{body}");
+    e.handle_answer(r2, a2, 200, &grant(&e, r2, 100, 10), -1.0, 3.0);
+    let batch = e.take_exact(15.0, 3.0);
+    assert_eq!(get(&batch, 0).as_f64(), Some(3.0), "the block's 3 first");
+    assert_eq!(
+        (get(&batch, 2).as_f64(), get(&batch, 3).as_f64()),
+        (Some(4.0), Some(7.0))
+    );
+    assert_eq!(
+        (get(&batch, 4).as_f64(), get(&batch, 5).as_f64()),
+        (Some(100.0), Some(5.0))
+    );
+    // Above 8 ranges of 10: refused with the limit.
+    let big = e.take_exact(81.0, 0.0);
+    assert_eq!(
+        field(&big, "code").as_string().as_deref(),
+        Some("invalid_request")
+    );
+    assert_eq!(field(&big, "limit").as_f64(), Some(80.0));
+    assert_eq!(field(&big, "wait").as_bool(), Some(false));
 }

@@ -31,6 +31,12 @@ pub const MAX_DEADLINE_MS: u64 = (1 << 31) - 1;
 /// committed, is a gap) and a new one is made.
 pub const MAX_REQUEST_AGE_MS: u64 = 600_000;
 
+/// A blocked engine (see [`crate::lease::Blocked`]) asks again after
+/// `retry_max_ms`, doubling per blocked answer in a row up to this many
+/// times `retry_max_ms` (default: 2 s, then 4, 8, 16 and 32 s), jittered in
+/// the upper half, and never sooner than `Retry-After`.
+pub const BLOCKED_BACKOFF_FACTOR: u64 = 16;
+
 /// How an engine sizes and paces its requests. Build it with
 /// [`LeaseConfig::new`] (defaults) or [`LeaseOptions::config`], adjust
 /// fields, and let [`crate::Lease::new`] check it.

@@ -23,6 +23,7 @@
 use core::fmt;
 
 use crate::authority::GrantRequest;
+use crate::code::ErrorCode;
 use crate::names::Incarnation;
 use crate::range::Range;
 use crate::reply::{Disposition, GrantReply, Reply, ReplyCode};
@@ -32,8 +33,9 @@ mod requests;
 mod sizing;
 
 pub use config::{
-    ClientConfig, ConfigError, LeaseConfig, LeaseOptions, OptionName, OptionValue, MAX_DEADLINE_MS,
-    MAX_OUTSTANDING, MAX_RANGE, MAX_REQUEST_AGE_MS, MAX_TIME_MS,
+    ClientConfig, ConfigError, LeaseConfig, LeaseOptions, OptionName, OptionValue,
+    BLOCKED_BACKOFF_FACTOR, MAX_DEADLINE_MS, MAX_OUTSTANDING, MAX_RANGE, MAX_REQUEST_AGE_MS,
+    MAX_TIME_MS,
 };
 pub use requests::{Action, Outgoing, Ticket};
 pub use sizing::{REMAINING_SHARE, TRUST_MS, WINDOW_MS};
@@ -46,6 +48,11 @@ use sizing::Sizing;
 /// this, so every grant that arrives has a place.
 const WAITING: usize = 2 * MAX_OUTSTANDING;
 
+/// Places for installed ranges: one more than [`WAITING`], kept for a
+/// range that callers wait for (see [`Lease::set_demand`]), so a batch can
+/// always be gathered however small the ranges on hand.
+const PLACES: usize = WAITING + 1;
+
 /// How many recent installs are remembered to check duplicate grants.
 const RECENT_INSTALLS: usize = 16;
 
@@ -54,12 +61,17 @@ const LATENCIES: usize = 64;
 
 /// Why no ID was issued. Nothing changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum IssueError {
     /// No range is ready yet; one is on its way or will be asked for.
     Unavailable,
     /// No range is ready and the authority refuses new ones while the
     /// namespace is frozen; the engine keeps asking.
     Frozen,
+    /// No range is ready and the engine is blocked (see [`Blocked`]): a
+    /// caller should not wait, but the engine asks again by itself; not
+    /// final. The code is that of the answer that blocked it.
+    Blocked(ReplyCode),
     /// The namespace has no IDs left: the authority said 0 remain, in a
     /// refusal or with the grant that took the last ones; final.
     Exhausted,
@@ -71,23 +83,54 @@ pub enum IssueError {
     Closed,
     /// A batch of 0 IDs was asked for.
     EmptyBatch,
+    /// A batch of exactly `n` cannot be had: with what this engine holds
+    /// and has on its way, the namespace has fewer than `n` left (as the
+    /// authority last said). Nothing was taken; smaller batches may still
+    /// be served. Not final.
+    TooFew {
+        /// What the namespace has left to grant, as the engine last heard.
+        remaining: u64,
+        /// IDs this engine holds (installed, and the driver's lent block).
+        available: u64,
+    },
+    /// A batch larger than the engine can gather: `limit` is
+    /// [`Lease::batch_limit`]. Nothing was taken. Not final.
+    BatchTooLarge {
+        /// The largest batch this engine gathers.
+        limit: u64,
+    },
 }
 
 impl IssueError {
-    /// Whether waiting cannot help: everything but `Unavailable` and
-    /// `Frozen` (and `EmptyBatch`, which is the caller's mistake).
+    /// Whether this engine can never issue again: everything but
+    /// `Unavailable`, `Frozen` and `Blocked` (and `EmptyBatch`, which is
+    /// the caller's mistake).
     pub const fn is_final(&self) -> bool {
         !matches!(
             self,
-            IssueError::Unavailable | IssueError::Frozen | IssueError::EmptyBatch
+            IssueError::Unavailable
+                | IssueError::Frozen
+                | IssueError::Blocked(_)
+                | IssueError::EmptyBatch
+                | IssueError::TooFew { .. }
+                | IssueError::BatchTooLarge { .. }
         )
     }
 
+    /// Whether a caller should wait for a range (until its deadline):
+    /// only for `Unavailable` and `Frozen`. Every other error is given to
+    /// waiting callers at once, `Blocked` included.
+    pub const fn waits(&self) -> bool {
+        matches!(self, IssueError::Unavailable | IssueError::Frozen)
+    }
+
     /// How many IDs the namespace has left, where this error says: 0 for
-    /// `Exhausted`, whether a refusal or the last grant told the engine.
+    /// `Exhausted`, whether a refusal or the last grant told the engine;
+    /// what it last said for `TooFew`.
     pub const fn remaining(&self) -> Option<u64> {
         match self {
             IssueError::Exhausted => Some(0),
+            IssueError::TooFew { remaining, .. } => Some(*remaining),
             _ => None,
         }
     }
@@ -99,10 +142,12 @@ impl IssueError {
         match self {
             IssueError::Unavailable => "unavailable",
             IssueError::Frozen => "frozen",
+            IssueError::Blocked(code) => code.client_code(),
             IssueError::Exhausted => "exhausted",
             IssueError::Failed(code) => code.client_code(),
             IssueError::Closed => "closed",
-            IssueError::EmptyBatch => "invalid_request",
+            IssueError::EmptyBatch | IssueError::BatchTooLarge { .. } => "invalid_request",
+            IssueError::TooFew { .. } => "exhausted",
         }
     }
 }
@@ -112,16 +157,31 @@ impl fmt::Display for IssueError {
         match self {
             IssueError::Unavailable => f.write_str("no ID is ready yet"),
             IssueError::Frozen => f.write_str("the namespace is frozen"),
+            IssueError::Blocked(code) => write!(
+                f,
+                "range requests are refused ({code}) by something other than the authority, or with fresh credentials; asking again later"
+            ),
             IssueError::Exhausted => f.write_str("the namespace is exhausted"),
             IssueError::Failed(code) => write!(f, "the authority refused this generator: {code}"),
             IssueError::Closed => f.write_str("the generator is closed"),
             IssueError::EmptyBatch => f.write_str("a batch must ask for at least 1 ID"),
+            IssueError::TooFew {
+                remaining,
+                available,
+            } => write!(
+                f,
+                "the namespace has {remaining} IDs left and this generator holds {available}: fewer than the batch"
+            ),
+            IssueError::BatchTooLarge { limit } => {
+                write!(f, "a batch may ask for at most {limit} IDs here")
+            }
         }
     }
 }
 
 /// What became of an attempt's outcome handed to [`Lease::handle_reply`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Handled {
     /// A grant, installed: its IDs will be issued.
     Installed,
@@ -134,6 +194,9 @@ pub enum Handled {
     Stale,
     /// A failure; the request will be sent again (or a smaller one made).
     WillRetry,
+    /// A failure that blocks the engine (see [`Blocked`]); the request
+    /// will be sent again after the block's backoff.
+    Blocked,
     /// A failure that stops the engine asking (exhausted, or refused for
     /// good); installed IDs still issue.
     Stopped,
@@ -207,6 +270,10 @@ pub struct Stats {
     pub requests_expired: u64,
     /// Calls that found no ID ready.
     pub starved: u64,
+    /// Times the engine became blocked (see [`Blocked`]).
+    pub blocks: u64,
+    /// Times a block ended: the authority answered again.
+    pub unblocks: u64,
     /// IDs abandoned (by `close`, or grants that arrived after it).
     pub abandoned: u64,
     /// Grant round trips.
@@ -226,6 +293,49 @@ pub enum Phase {
     Closed,
 }
 
+/// Why the engine is blocked, and until when: something other than a
+/// rangeid authority (a proxy, a WAF, a server at a wrong URL) refused its
+/// requests with a 4xx, or the authority refused its credentials even
+/// fresh. Callers are not made to wait; the engine sends one request at a
+/// time again after a backoff from `retry_max_ms` that doubles per blocked
+/// answer up to [`BLOCKED_BACKOFF_FACTOR`] times it (and at least
+/// `Retry-After`), with fresh credentials after a 401. The block ends when
+/// the authority answers again: a grant, or any of its own refusals but
+/// `unauthenticated`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blocked {
+    /// The code of the last answer that blocked (a foreign answer's, from
+    /// its status).
+    pub code: ReplyCode,
+    /// Blocked answers in a row.
+    pub answers: u32,
+    /// When the engine asks again, on the engine's clock.
+    pub until: u64,
+}
+
+/// Exactly the IDs of one batch ([`Lease::take_exact`]): `from_lent` IDs
+/// from the rest of the driver's lent block first, then whole pieces of
+/// installed ranges, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Batch {
+    /// How many IDs the driver takes from the rest of its lent block first.
+    pub from_lent: u64,
+    pieces: [Option<Range>; PLACES + 1],
+}
+
+impl Batch {
+    /// The pieces after the lent block's, in order (each from one range).
+    pub fn pieces(&self) -> impl Iterator<Item = Range> + '_ {
+        self.pieces.iter().flatten().copied()
+    }
+
+    /// How many IDs it holds in all.
+    pub fn count(&self) -> u64 {
+        self.pieces()
+            .fold(self.from_lent, |sum, r| sum.saturating_add(r.count()))
+    }
+}
+
 /// One generator's lease engine. See the module documentation.
 ///
 /// Deliberately not `Clone`: two copies of one live cursor would issue the
@@ -241,12 +351,13 @@ pub struct Lease {
     // `lend`, `take` or `take_more`.
     lent: u64,
     // Installed ranges not yet started, oldest first.
-    ready: [Option<Range>; WAITING],
+    ready: [Option<Range>; PLACES],
     requests: Requests,
     recent: [Option<(u64, Range)>; RECENT_INSTALLS],
     recent_at: usize,
     phase: Phase,
     frozen: bool,
+    blocked: Option<Blocked>,
     // What the authority last said remains, after an exhaustion refusal.
     known_remaining: Option<u64>,
     last_failure: Option<Reply>,
@@ -255,6 +366,8 @@ pub struct Lease {
     reserved: u64,
     // Poll when `left` falls to this mark; see `should_poll`.
     refill_mark: u64,
+    // IDs callers are waiting for (see `set_demand`).
+    demand: u64,
     latencies: [u64; LATENCIES],
     stats: Stats,
 }
@@ -278,17 +391,19 @@ impl Lease {
             cursor: 0,
             left: 0,
             lent: 0,
-            ready: [None; WAITING],
+            ready: [None; PLACES],
             requests: Requests::new(seed),
             recent: [None; RECENT_INSTALLS],
             recent_at: 0,
             phase: Phase::Running,
             frozen: false,
+            blocked: None,
             known_remaining: None,
             last_failure: None,
             sizing: Sizing::new(now),
             reserved: 0,
             refill_mark: 0,
+            demand: 0,
             latencies: [0; LATENCIES],
             stats: Stats::default(),
         })
@@ -309,8 +424,15 @@ impl Lease {
         self.phase
     }
 
+    /// Whether (and why, and until when) the engine is blocked; `None`
+    /// once stopped.
+    pub fn blocked(&self) -> Option<Blocked> {
+        self.blocked.filter(|_| self.phase == Phase::Running)
+    }
+
     /// The last failure of a current attempt (a refusal or no usable
-    /// answer); cleared by the next installed grant. What a driver puts in
+    /// answer; while blocked, the answer that blocked it or a later
+    /// refusal); cleared by the next installed grant. What a driver puts in
     /// the error it gives a caller who waited in vain.
     pub fn last_failure(&self) -> Option<&Reply> {
         self.last_failure.as_ref()
@@ -437,6 +559,136 @@ impl Lease {
         Some(self.count_issued(r))
     }
 
+    /// Exactly `n` IDs for one caller, across ranges when it must, or
+    /// nothing at all: never part of a batch. `lent_unused` is what the
+    /// driver holds unreturned of its lent block; the batch takes from it
+    /// first ([`Batch::from_lent`]), then the block counts as returned.
+    ///
+    /// Fails, taking nothing, with why no batch can be had now: as
+    /// [`Lease::issue_error`] says while the engine may still gather it (a
+    /// driver then waits, and tells the engine with [`Lease::set_demand`]),
+    /// or at once when it never can: [`IssueError::TooFew`] when the
+    /// namespace (as the authority last said) and what the engine holds and
+    /// has on its way add up to fewer than `n`; [`IssueError::BatchTooLarge`]
+    /// above [`Lease::batch_limit`]; `Exhausted` or `Failed` once stopped.
+    pub fn take_exact(&mut self, n: u64, lent_unused: u64) -> Result<Batch, IssueError> {
+        if n == 0 {
+            return Err(IssueError::EmptyBatch);
+        }
+        if self.phase == Phase::Closed {
+            return Err(IssueError::Closed);
+        }
+        let lent = lent_unused.min(self.lent);
+        let mut batch = Batch {
+            from_lent: n.min(lent),
+            pieces: [None; PLACES + 1],
+        };
+        if n <= lent {
+            // The driver's block holds it all; it stays lent.
+            return Ok(batch);
+        }
+        let need = n - lent;
+        if self.available() < need {
+            self.stats.starved += 1;
+            return Err(self.batch_error(n, lent));
+        }
+        // The driver hands the whole rest of its block to this caller.
+        self.settle_lent();
+        let mut left = need;
+        for piece in batch.pieces.iter_mut() {
+            if left == 0 {
+                break;
+            }
+            if self.left == 0 {
+                self.install_next()?;
+            }
+            let r = self.cut(left);
+            left -= r.count();
+            *piece = Some(self.count_issued(r));
+        }
+        self.update_refill_mark();
+        Ok(batch)
+    }
+
+    /// Why a batch of `n` cannot be had now, with `lent` IDs in the
+    /// driver's block: never (too few left, too large, stopped), or not
+    /// yet (the engine's issue error).
+    fn batch_error(&self, n: u64, lent: u64) -> IssueError {
+        let held = self.available().saturating_add(lent);
+        if n > self.batch_limit() {
+            return IssueError::BatchTooLarge {
+                limit: self.batch_limit(),
+            };
+        }
+        let coming = self.requests.in_flight_ids();
+        let remaining = match self.phase {
+            // No new request will be made; only those on their way count.
+            Phase::Exhausted | Phase::Failed(_) if coming == 0 => {
+                return match self.phase {
+                    Phase::Failed(code) => IssueError::Failed(code),
+                    _ => IssueError::TooFew {
+                        remaining: 0,
+                        available: held,
+                    },
+                };
+            }
+            Phase::Exhausted | Phase::Failed(_) => Some(0),
+            _ => self.namespace_remaining(),
+        };
+        // What the namespace has left only shrinks (other generators, floors,
+        // restores skip ahead): past it, no wait can gather `n`.
+        if let Some(r) = remaining {
+            if held.saturating_add(coming).saturating_add(r) < n {
+                return IssueError::TooFew {
+                    remaining: r,
+                    available: held,
+                };
+            }
+        }
+        self.issue_error()
+    }
+
+    /// What the namespace has left to grant, as the authority last said
+    /// (with a grant, or in an exhaustion refusal), if it said.
+    fn namespace_remaining(&self) -> Option<u64> {
+        match (self.known_remaining, self.sizing.namespace.remaining) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The largest batch [`Lease::take_exact`] gathers: as many of the
+    /// largest ranges it asks for (`max_count`, and the namespace's
+    /// `maxCount` once known) as it keeps places for ranges waiting (8).
+    /// Up to one such range beyond what is on hand is always gathered (a
+    /// place is kept for it); more needs free places, which only ranges
+    /// installed and left unused (callers who gave up) can take.
+    pub fn batch_limit(&self) -> u64 {
+        let largest = self
+            .config
+            .max_count
+            .min(self.sizing.namespace.max_count.unwrap_or(u64::MAX));
+        largest.saturating_mul(WAITING as u64)
+    }
+
+    /// Tells the engine how many IDs callers are waiting for now (all of
+    /// them; 0 when none wait), with `lent_unused` IDs of the lent block
+    /// still in the driver's hands. While what it holds and has on its way
+    /// is less, it asks for more whatever its measured rate, and sizes the
+    /// request to the shortfall (within `max_count`, the namespace's
+    /// `maxCount` and what it has left; above the share of what remains a
+    /// start may take). A driver sets it before each [`Lease::poll`].
+    pub fn set_demand(&mut self, ids: u64, lent_unused: u64) {
+        // What is on its way counts the whole lent block; what of it was
+        // already returned to callers does not serve this demand.
+        let returned = self.lent - lent_unused.min(self.lent);
+        self.demand = if ids == 0 {
+            0
+        } else {
+            ids.saturating_add(returned)
+        };
+    }
+
     /// Lends the driver up to `n` IDs of one range to issue itself (a local
     /// block that spares a call per ID); never past the refill mark, so the
     /// driver is back when the next range must be asked for. They count as
@@ -513,6 +765,10 @@ impl Lease {
     /// or `Frozen` while the engine is still asking, else why it stopped.
     pub fn issue_error(&self) -> IssueError {
         match self.phase {
+            Phase::Running if self.blocked.is_some() => IssueError::Blocked(
+                self.blocked
+                    .map_or(ReplyCode::Known(ErrorCode::Unavailable), |b| b.code),
+            ),
             Phase::Running if self.frozen => IssueError::Frozen,
             Phase::Running => IssueError::Unavailable,
             // Stopped, but a request in flight may still bring a committed
@@ -576,12 +832,19 @@ impl Lease {
             return Some(out);
         }
         let outstanding = self.requests.outstanding();
-        // While frozen, one request at a time probes for the thaw.
-        if self.at_capacity()
-            || (self.frozen && outstanding > 0)
-            || self.on_the_way() > self.sizing.low_water(&self.config)
+        // While frozen or blocked, one request at a time probes for the end.
+        let on_the_way = self.on_the_way();
+        let wanted = self.demand > on_the_way;
+        if self.at_capacity_for(wanted)
+            || ((self.frozen || self.blocked.is_some()) && outstanding > 0)
+            || (on_the_way > self.sizing.low_water(&self.config) && !wanted)
         {
             return None;
+        }
+        // Callers wait for more than is on hand and on its way: the next
+        // range holds the shortfall.
+        if wanted {
+            self.sizing.batch = self.sizing.batch.max(self.demand - on_the_way);
         }
         if self.known_remaining == Some(0) {
             self.phase = Phase::Exhausted;
@@ -598,7 +861,10 @@ impl Lease {
             self.known_remaining,
             starved,
         )?;
-        if !self.requests.make(count, now) {
+        // Blocked: a new request (one that replaces an expired probe) waits
+        // for the block's time too.
+        let due = self.blocked.map_or(now, |b| b.until.max(now));
+        if !self.requests.make(count, due) {
             return None;
         }
         self.reserved = self.reserved.saturating_add(count);
@@ -703,6 +969,7 @@ impl Lease {
             return Handled::Duplicate;
         }
         self.frozen = false;
+        self.end_block();
         self.last_failure = None;
         let ns = &mut self.sizing.namespace;
         ns.max_count = reply.capacity.max_count.or(ns.max_count);
@@ -765,20 +1032,33 @@ impl Lease {
             }
             return Handled::Stopped;
         }
-        self.last_failure = Some(*reply);
+        let Some(disposition) = reply.disposition() else {
+            return Handled::Stale;
+        };
+        let retry_after = reply.retry_after_ms().unwrap_or(0);
+        // The authority answered with a refusal of its own: the way to it
+        // is open again, whatever it says.
+        let own_refusal = matches!(reply, Reply::Refused(_))
+            && !matches!(
+                disposition,
+                Disposition::Reauthenticate | Disposition::Blocked
+            );
+        if own_refusal {
+            self.end_block();
+        }
+        // While blocked, a later attempt that got no usable answer does not
+        // hide what blocked the engine.
+        if self.blocked.is_none() || !matches!(reply, Reply::Transient(_)) {
+            self.last_failure = Some(*reply);
+        }
         let backoff = self.requests.backoff(
             p.attempt,
             self.config.retry_initial_ms,
             self.config.retry_max_ms,
         );
-        let (disposition, retry_after) = match reply {
-            Reply::Refused(r) => (r.disposition(), r.retry_after_ms),
-            Reply::Transient(t) => (Disposition::Retry, t.retry_after_ms),
-            Reply::Grant(_) => return Handled::Stale,
-        };
         match disposition {
             Disposition::Retry => {
-                let wait = backoff.max(retry_after.unwrap_or(0));
+                let wait = backoff.max(retry_after);
                 self.requests
                     .retry_at(slot, now.saturating_add(wait), false);
                 Handled::WillRetry
@@ -792,6 +1072,34 @@ impl Lease {
             Disposition::Reauthenticate if !p.sent_fresh => {
                 self.requests.retry_at(slot, now, true);
                 Handled::WillRetry
+            }
+            Disposition::Reauthenticate | Disposition::Blocked => {
+                let code = reply
+                    .code()
+                    .unwrap_or(ReplyCode::Known(ErrorCode::Unavailable));
+                let answers = self.blocked.map_or(0, |b| b.answers).saturating_add(1);
+                if self.blocked.is_none() {
+                    self.stats.blocks += 1;
+                }
+                let first = self.config.retry_max_ms;
+                let longest = first
+                    .saturating_mul(BLOCKED_BACKOFF_FACTOR)
+                    .min(MAX_TIME_MS);
+                let wait = self
+                    .requests
+                    .backoff(answers - 1, first, longest)
+                    .max(retry_after);
+                let until = now.saturating_add(wait);
+                self.blocked = Some(Blocked {
+                    code,
+                    answers,
+                    until,
+                });
+                // Credentials refused even fresh: every probe asks for
+                // fresh ones, so a token source that mends is heard.
+                let fresh = disposition == Disposition::Reauthenticate;
+                self.requests.retry_at(slot, until, fresh);
+                Handled::Blocked
             }
             Disposition::Exhausted { remaining } if remaining > 0 => {
                 // Retire this request; the next one asks for what remains.
@@ -818,15 +1126,22 @@ impl Lease {
                 self.last_failure = None;
                 Handled::WillRetry
             }
-            Disposition::CountAbove { .. } | Disposition::Reauthenticate | Disposition::Final => {
+            _ => {
+                // Final (and a count refusal that cannot be mended).
                 self.unreserve(slot);
-                let code = match reply {
-                    Reply::Refused(r) => r.code,
-                    _ => return Handled::Stale,
+                let Some(code) = reply.code() else {
+                    return Handled::Stale;
                 };
                 self.phase = Phase::Failed(code);
                 Handled::Stopped
             }
+        }
+    }
+
+    /// Ends a block, if there is one: the authority answered again.
+    fn end_block(&mut self) {
+        if self.blocked.take().is_some() {
+            self.stats.unblocks += 1;
         }
     }
 
@@ -854,8 +1169,11 @@ impl Lease {
         self.lent -= unused;
         self.settle_lent();
         let abandoned = self.available().saturating_add(unused);
+        // A request never sent (one waiting out a block) reserved nothing.
+        let unsent = self.requests.drop_unsent();
+        self.reserved = self.reserved.saturating_sub(unsent);
         self.left = 0;
-        self.ready = [None; WAITING];
+        self.ready = [None; PLACES];
         // Requests stay pending but are never sent again: a grant that
         // still arrives is counted as abandoned, not installed.
         self.phase = Phase::Closed;
@@ -875,9 +1193,24 @@ impl Lease {
     /// Whether no new request may be made: `max_outstanding` are in flight,
     /// or every place for a waiting range is spoken for.
     fn at_capacity(&self) -> bool {
+        self.at_capacity_for(false)
+    }
+
+    /// Like [`Lease::at_capacity`]; `wanted` when callers wait for more
+    /// than is on hand and on its way. Then, once the ordinary places are
+    /// spoken for, the kept one may be used by one request while nothing
+    /// else is in flight: sized to what callers wait for beyond what is on
+    /// hand, its range completes any batch up to [`Lease::batch_limit`].
+    fn at_capacity_for(&self, wanted: bool) -> bool {
         let outstanding = self.requests.outstanding();
-        outstanding >= self.config.max_outstanding
-            || self.ready.iter().flatten().count() + outstanding >= WAITING
+        let ready = self.ready.iter().flatten().count();
+        if outstanding >= self.config.max_outstanding {
+            return true;
+        }
+        if ready + outstanding < WAITING {
+            return false;
+        }
+        !(wanted && outstanding == 0 && ready < PLACES)
     }
 
     fn update_refill_mark(&mut self) {

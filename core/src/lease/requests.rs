@@ -112,8 +112,8 @@ impl Requests {
             .position(|p| p.is_some_and(|p| p.number == number))
     }
 
-    /// Makes request `number + 1` for `count` IDs, due `now`.
-    pub fn make(&mut self, count: u64, now: u64) -> bool {
+    /// Makes request `number + 1` for `count` IDs, first due at `due`.
+    pub fn make(&mut self, count: u64, due: u64) -> bool {
         let Some(slot) = self.pending.iter().position(Option::is_none) else {
             return false;
         };
@@ -123,7 +123,7 @@ impl Requests {
             count,
             first_sent: None,
             attempt: 0,
-            due: now,
+            due,
             fresh_credentials: false,
             sent_fresh: false,
         });
@@ -209,6 +209,17 @@ impl Requests {
             p.due = due;
             p.fresh_credentials |= fresh_credentials;
         }
+    }
+
+    /// Drops the requests never sent; returns how many IDs they asked for.
+    pub fn drop_unsent(&mut self) -> u64 {
+        let mut ids = 0u64;
+        for p in self.pending.iter_mut() {
+            if p.is_some_and(|p| p.first_sent.is_none()) {
+                ids = ids.saturating_add(p.take().map_or(0, |p| p.count));
+            }
+        }
+        ids
     }
 
     /// Drops requests first sent `max_age_ms` or more before `now`; returns

@@ -20,8 +20,9 @@
 //!
 //! The namespace. Every grant says the namespace's `maxCount` and what
 //! remains; no request asks for more than `maxCount`, nor for more than
-//! [`REMAINING_SHARE`] of what remains (unless that is below `min_count`),
-//! so starts and restarts cannot eat a small namespace.
+//! [`REMAINING_SHARE`] of what remains (unless that is below `min_count`,
+//! or a caller waits for a batch that needs more), so starts and restarts
+//! cannot eat a small namespace.
 
 use super::config::LeaseConfig;
 
@@ -147,7 +148,12 @@ impl Sizing {
             limit = limit.min(max_count);
         }
         if let Some(remaining) = self.namespace.remaining {
-            limit = limit.min((remaining / REMAINING_SHARE).max(config.min_count));
+            // A caller waiting for a batch may take more than a start's
+            // share: those IDs are used, not hoarded.
+            let share = (remaining / REMAINING_SHARE)
+                .max(config.min_count)
+                .max(self.batch);
+            limit = limit.min(share);
             limit = limit.min(remaining.max(1));
         }
         if let Some(r) = exhausted_remaining.filter(|&r| r > 0) {

@@ -380,21 +380,235 @@ fn unavailable_waits_at_least_retry_after() {
 }
 
 #[test]
-fn an_expired_token_is_retried_once_with_fresh_credentials() {
+fn an_expired_token_is_retried_once_with_fresh_credentials_then_blocks() {
     let mut l = lease(config());
     let out = send(&mut l, 0).unwrap();
     let expired = refusal(ErrorCode::Unauthenticated, None, None);
     assert_eq!(l.handle_reply(out.ticket, &expired, 1), Handled::WillRetry);
+    assert_eq!(
+        l.next_id(),
+        Err(IssueError::Unavailable),
+        "one fresh try first"
+    );
     let again = send(&mut l, 1).unwrap();
     assert!(again.fresh_credentials);
     assert_eq!((again.request, again.ticket.attempt), (out.request, 1));
-    // Refused again with fresh credentials: final.
-    assert_eq!(l.handle_reply(again.ticket, &expired, 2), Handled::Stopped);
+    // Refused again with fresh credentials: blocked, not final.
+    assert_eq!(l.handle_reply(again.ticket, &expired, 2), Handled::Blocked);
     let code = ReplyCode::Known(ErrorCode::Unauthenticated);
+    assert_eq!(l.phase(), Phase::Running);
+    let e = l.next_id().unwrap_err();
+    assert_eq!(e, IssueError::Blocked(code));
+    assert_eq!(
+        (e.is_final(), e.waits(), e.client_code()),
+        (false, false, "unauthenticated")
+    );
+    let b = l.blocked().unwrap();
+    assert_eq!((b.code, b.answers), (code, 1));
+    // The first wait is retry_max_ms (2 s), jittered in its upper half.
+    assert!((1_002..=2_002).contains(&b.until), "{}", b.until);
+    assert_eq!(l.next_deadline(), Some(b.until));
+    assert_eq!(
+        send(&mut l, b.until - 1),
+        None,
+        "nothing before the backoff"
+    );
+    // Each probe asks for fresh credentials, so a mended token source is heard.
+    let probe = send(&mut l, b.until).unwrap();
+    assert!(probe.fresh_credentials);
+    assert_eq!(probe.request, out.request, "the same request, under its id");
+    assert_eq!(
+        l.handle_reply(probe.ticket, &expired, b.until + 1),
+        Handled::Blocked
+    );
+    let b2 = l.blocked().unwrap();
+    assert_eq!(b2.answers, 2);
+    assert!((b.until + 1 + 2_000..=b.until + 1 + 4_000).contains(&b2.until));
+    let probe = send(&mut l, b2.until).unwrap();
+    assert!(probe.fresh_credentials);
+    assert_eq!(answer(&mut l, &probe, 1, b2.until + 3), Handled::Installed);
+    assert_eq!(l.blocked(), None);
+    assert_eq!(l.next_id(), Ok(1));
+    let s = l.stats(0);
+    assert_eq!((s.blocks, s.unblocks), (1, 1));
+}
+
+fn foreign(status: u16, body: &str) -> Reply {
+    Reply::not_rangeid(status, body.as_bytes(), None)
+}
+
+#[test]
+fn a_foreign_4xx_blocks_callers_at_once_and_the_authority_ends_it() {
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    let waf = foreign(403, "<html>\n  <title>403 Forbidden</title>\n</html>");
+    assert_eq!(l.handle_reply(out.ticket, &waf, 1), Handled::Blocked);
+    let e = l.next_id().unwrap_err();
+    assert_eq!(
+        e,
+        IssueError::Blocked(ReplyCode::Known(ErrorCode::Forbidden))
+    );
+    assert!(!e.waits() && !e.is_final());
+    match l.last_failure() {
+        Some(Reply::Foreign(f)) => {
+            assert_eq!(f.status, 403);
+            assert_eq!(
+                f.excerpt.as_str(),
+                "<html> <title>403 Forbidden</title> </html>"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let until = l.blocked().unwrap().until;
+    let probe = send(&mut l, until).unwrap();
+    assert!(
+        !probe.fresh_credentials,
+        "a proxy's refusal is not about the token"
+    );
+    // The probe gets no answer: still blocked, and what blocked it stays
+    // what a caller is told.
+    assert_eq!(l.next_deadline(), Some(until + 2_000));
+    let probe2 = send(&mut l, until + 2_000).unwrap();
+    assert_eq!(probe2.ticket.attempt, probe.ticket.attempt + 1);
+    assert_eq!(
+        l.handle_reply(probe2.ticket, &Reply::no_answer(), until + 2_001),
+        Handled::WillRetry
+    );
+    assert!(matches!(l.last_failure(), Some(Reply::Foreign(_))));
+    assert!(l.blocked().is_some());
+    // The authority itself answers (busy): the way is open, callers wait again.
+    let busy = refusal(ErrorCode::Unavailable, None, Some(100));
+    let due = l.next_deadline().unwrap();
+    let probe3 = send(&mut l, due).unwrap();
+    assert_eq!(
+        l.handle_reply(probe3.ticket, &busy, due + 1),
+        Handled::WillRetry
+    );
+    assert_eq!(l.blocked(), None);
+    assert_eq!(l.next_id(), Err(IssueError::Unavailable));
+    assert_eq!((l.stats(0).blocks, l.stats(0).unblocks), (1, 1));
+}
+
+#[test]
+fn a_blocked_engine_backs_off_to_its_cap_and_honours_retry_after() {
+    let mut c = config();
+    c.retry_max_ms = 100;
+    c.retry_initial_ms = 10;
+    let mut l = lease(c);
+    let mut now = 0;
+    let mut waits = vec![];
+    for _ in 0..8 {
+        let out = send(&mut l, now).unwrap();
+        assert_eq!(
+            l.handle_reply(out.ticket, &foreign(404, "nope"), now),
+            Handled::Blocked
+        );
+        let until = l.blocked().unwrap().until;
+        waits.push(until - now);
+        now = until;
+    }
+    for (i, w) in waits.iter().enumerate() {
+        let cap = (100u64 << i).min(100 * BLOCKED_BACKOFF_FACTOR);
+        assert!(
+            (cap / 2..=cap).contains(w),
+            "wait {i}: {w} not in [{}, {cap}]",
+            cap / 2
+        );
+    }
+    assert_eq!(l.stats(0).blocks, 1, "one block, however many answers");
+    let out = send(&mut l, now).unwrap();
+    let later = Reply::not_rangeid(429, b"", None);
+    assert!(matches!(later, Reply::Transient(_)), "429 is never a block");
+    let slow_down = Reply::not_rangeid(403, b"<h1>blocked</h1>", Some(60_000));
+    assert_eq!(
+        l.handle_reply(out.ticket, &slow_down, now),
+        Handled::Blocked
+    );
+    assert_eq!(
+        l.blocked().unwrap().until,
+        now + 60_000,
+        "Retry-After is honoured"
+    );
+}
+
+#[test]
+fn a_blocked_engine_probes_with_one_request_and_a_replacement_waits_for_the_block() {
+    let mut c = config();
+    c.max_outstanding = 2;
+    c.request_timeout_ms = 50;
+    let mut l = lease(c);
+    let out = send(&mut l, 0).unwrap();
+    assert_eq!(
+        l.handle_reply(out.ticket, &foreign(400, ""), 1),
+        Handled::Blocked
+    );
+    assert_eq!(send(&mut l, 2), None, "no second request while blocked");
+    // The probe goes unanswered for longer than a request lives: it is
+    // given up, and the request that replaces it waits for the block's time.
+    let until = l.blocked().unwrap().until;
+    let probe = send(&mut l, until).unwrap();
+    let mut now = until;
+    while now < MAX_REQUEST_AGE_MS + 10 {
+        now += 50;
+        for a in actions(&mut l, now) {
+            if let Action::Send(o) = a {
+                l.handle_reply(o.ticket, &foreign(400, ""), now);
+            }
+        }
+    }
+    assert_eq!(l.stats(0).requests_expired, 1, "{probe:?} was given up");
+    let b = l.blocked().unwrap();
+    assert!(b.until > now);
+    // Its replacement is made, and waits for the block's time.
+    assert_eq!(l.outstanding(), 1);
+    assert_eq!(l.next_deadline(), Some(b.until));
+    assert_eq!(send(&mut l, now + 1), None);
+    // Closed now: the request that was never sent reserved nothing.
+    let before = l.stats(0).reserved;
+    l.close();
+    assert_eq!(l.stats(0).reserved, before);
+}
+
+#[test]
+fn the_authoritys_own_final_answer_stays_final_even_while_blocked() {
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    assert_eq!(
+        l.handle_reply(out.ticket, &foreign(403, "waf"), 1),
+        Handled::Blocked
+    );
+    let until = l.blocked().unwrap().until;
+    let probe = send(&mut l, until).unwrap();
+    let denied = refusal(ErrorCode::Forbidden, None, None);
+    assert_eq!(
+        l.handle_reply(probe.ticket, &denied, until + 1),
+        Handled::Stopped
+    );
+    let code = ReplyCode::Known(ErrorCode::Forbidden);
     assert_eq!(l.phase(), Phase::Failed(code));
+    assert_eq!(l.blocked(), None);
     assert_eq!(l.next_id(), Err(IssueError::Failed(code)));
     assert!(l.next_id().unwrap_err().is_final());
-    assert_eq!(l.next_id().unwrap_err().client_code(), "unauthenticated");
+    assert_eq!(l.next_deadline(), None);
+    // A bad request (no maxCount to mend it by) is final too, from the start.
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    let bad = refusal(ErrorCode::InvalidRequest, None, None);
+    assert_eq!(l.handle_reply(out.ticket, &bad, 1), Handled::Stopped);
+    assert!(l.next_id().unwrap_err().is_final());
+}
+
+#[test]
+fn a_foreign_answer_to_a_stopped_engine_changes_nothing_more() {
+    let (mut l, a, b, now) = two_in_flight();
+    let none_left = refusal(ErrorCode::NamespaceExhausted, Some(0), None);
+    assert_eq!(l.handle_reply(a.ticket, &none_left, now), Handled::Stopped);
+    assert_eq!(
+        l.handle_reply(b.ticket, &foreign(403, "x"), now),
+        Handled::Stopped
+    );
+    assert_eq!(l.blocked(), None);
+    assert_eq!(l.next_id(), Err(IssueError::Exhausted));
 }
 
 #[test]
@@ -1449,4 +1663,299 @@ fn a_batch_above_the_largest_range_does_not_stick() {
         b.lease.sizing.batch, 0,
         "the batch was served as far as a range can"
     );
+}
+
+/// The IDs of a batch, with the driver's lent block `[block, ...)` first.
+fn batch_ids(b: &Batch, block: u64) -> Vec<u64> {
+    let mut ids: Vec<u64> = (block..block + b.from_lent).collect();
+    for r in b.pieces() {
+        ids.extend(r.start()..=r.last());
+    }
+    ids
+}
+
+#[test]
+fn an_exact_batch_crosses_ranges_or_takes_nothing() {
+    let mut c = config();
+    c.max_outstanding = 2;
+    let mut l = lease(c);
+    let a = send(&mut l, 0).unwrap();
+    answer(&mut l, &a, 1, 1);
+    l.set_demand(15, 0);
+    let b = send(&mut l, 1).unwrap();
+    answer(&mut l, &b, 100, 2);
+    let batch = l.take_exact(15, 0).unwrap();
+    assert_eq!(batch.count(), 15);
+    let ids = batch_ids(&batch, 0);
+    assert_eq!(ids[..10], (1..=10).collect::<Vec<_>>()[..]);
+    assert_eq!(ids[10..], [100, 101, 102, 103, 104]);
+    assert_eq!(l.stats(0).issued, 15);
+    // Five left, six asked: nothing is taken, and the engine says why.
+    assert_eq!(l.take_exact(6, 0), Err(IssueError::Unavailable));
+    assert_eq!(l.available(), 5);
+    assert_eq!(l.stats(0).issued, 15);
+    assert_eq!(l.take_exact(5, 0).map(|b| b.count()), Ok(5));
+    assert_eq!(l.take_exact(0, 0), Err(IssueError::EmptyBatch));
+}
+
+#[test]
+fn an_exact_batch_takes_the_lent_block_first() {
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    answer(&mut l, &out, 1, 1);
+    let block = l.lend(4).unwrap();
+    assert_eq!(block, Range::new(1, 5).unwrap());
+    // All from the block: the engine changes nothing, the block stays lent.
+    let b = l.take_exact(3, 4).unwrap();
+    assert_eq!((b.from_lent, b.pieces().count()), (3, 0));
+    assert_eq!(
+        l.stats(1).issued,
+        3,
+        "the block's one unused ID is not issued"
+    );
+    // The block's last ID, then the range's rest, contiguous with it.
+    let b = l.take_exact(4, 1).unwrap();
+    assert_eq!(batch_ids(&b, 4), vec![4, 5, 6, 7]);
+    assert_eq!(l.stats(0).issued, 7);
+    // More than the block and the engine hold: nothing, not even the block.
+    let block = l.lend(2).unwrap();
+    assert_eq!(block, Range::new(8, 10).unwrap());
+    assert_eq!(l.take_exact(5, 2), Err(IssueError::Unavailable));
+    assert_eq!(l.stats(2).issued, 7);
+    assert_eq!(l.available(), 1);
+}
+
+#[test]
+fn demand_asks_for_the_shortfall_whatever_the_rate() {
+    let mut c = config();
+    c.max_outstanding = 2;
+    let mut l = lease(c);
+    let out = send(&mut l, 0).unwrap();
+    answer(&mut l, &out, 1, 1);
+    // Ten on hand, above the low water: nothing would be asked.
+    assert_eq!(send(&mut l, 2), None);
+    l.set_demand(500, 0);
+    let more = send(&mut l, 2).expect("a caller waits for 500");
+    assert_eq!(more.request.count, 490, "the shortfall, no more");
+    assert_eq!(send(&mut l, 2), None, "covered once it is on its way");
+    answer(&mut l, &more, 1_000, 3);
+    assert_eq!(l.take_exact(500, 0).map(|b| b.count()), Ok(500));
+    l.set_demand(0, 0);
+    // Capped by max_count: two requests for 2,500.
+    let mut l = lease(c);
+    let out = send(&mut l, 0).unwrap();
+    answer(&mut l, &out, 1, 1);
+    l.set_demand(2_500, 0);
+    let a = send(&mut l, 2).unwrap();
+    let b = send(&mut l, 2).unwrap();
+    assert_eq!((a.request.count, b.request.count), (1_000, 1_000));
+}
+
+#[test]
+fn a_batch_the_namespace_cannot_supply_fails_at_once_taking_nothing() {
+    let space = NamespaceConfig::new(Some(1), Some(25), None).unwrap();
+    let mut c = LeaseConfig::new(ns());
+    c.min_count = 10;
+    let mut b = Bench::new(c, space);
+    b.serve(0);
+    assert_eq!(b.lease.available(), 10);
+    // The grant said 15 remain: 10 held + 15 < 30.
+    assert_eq!(
+        b.lease.take_exact(30, 0),
+        Err(IssueError::TooFew {
+            remaining: 15,
+            available: 10
+        })
+    );
+    let e = b.lease.take_exact(30, 0).unwrap_err();
+    assert_eq!(
+        (e.client_code(), e.is_final(), e.waits(), e.remaining()),
+        ("exhausted", false, false, Some(15))
+    );
+    assert_eq!(b.lease.available(), 10, "nothing taken");
+    // 25 can still be gathered.
+    b.lease.set_demand(25, 0);
+    assert_eq!(b.lease.take_exact(25, 0), Err(IssueError::Unavailable));
+    b.serve(1);
+    assert_eq!(b.lease.take_exact(25, 0).map(|x| x.count()), Ok(25));
+    // Nothing left, and the engine stops asking: a batch is told so.
+    b.lease.set_demand(0, 0);
+    b.serve(2);
+    assert_eq!(
+        b.lease.take_exact(1, 0),
+        Err(IssueError::TooFew {
+            remaining: 0,
+            available: 0
+        })
+    );
+}
+
+#[test]
+fn a_batch_above_what_the_engine_gathers_is_refused() {
+    let mut c = config();
+    c.max_count = 1_000;
+    let mut b = Bench::new(c, NamespaceConfig::new(None, None, Some(100)).unwrap());
+    assert_eq!(b.lease.batch_limit(), 8_000);
+    assert_eq!(
+        b.lease.take_exact(8_001, 0),
+        Err(IssueError::BatchTooLarge { limit: 8_000 })
+    );
+    b.serve(0);
+    assert_eq!(
+        b.lease.batch_limit(),
+        800,
+        "the namespace's maxCount, once known"
+    );
+    let e = b.lease.take_exact(801, 0).unwrap_err();
+    assert_eq!((e.client_code(), e.is_final()), ("invalid_request", false));
+    // The limit, from nothing on hand: ranges of 100 fill the places.
+    b.lease.take_exact(b.lease.available(), 0).unwrap();
+    b.lease.set_demand(800, 0);
+    for now in 1..20 {
+        b.serve(now);
+    }
+    assert_eq!(b.lease.take_exact(800, 0).map(|x| x.count()), Ok(800));
+}
+
+#[test]
+fn a_batch_is_gathered_however_small_the_ranges_on_hand() {
+    // Every place for a waiting range is taken by a small one (a prefetch
+    // that ran ahead); the place kept for what callers wait for still
+    // lets the engine ask, so a batch up to the limit always comes.
+    let mut c = config();
+    c.max_outstanding = 4;
+    c.min_count = 10;
+    c.max_count = 1_000;
+    c.prefetch_lead_ms = 10_000;
+    let mut l = lease(c);
+    let mut start = 1;
+    // Callers arrive for a few IDs at a time and give up before their
+    // ranges come: small ranges, unconsumed, fill every ordinary place.
+    let mut now = 0;
+    while l.available() < 10 * (WAITING as u64 + 1) {
+        l.set_demand(l.available() + 10, 0);
+        let o = send(&mut l, now).unwrap();
+        l.set_demand(0, 0);
+        answer(&mut l, &o, start, now);
+        start += 10_000;
+        now += 1;
+    }
+    let held = l.available();
+    assert_eq!(
+        held,
+        10 * (WAITING as u64 + 1),
+        "current + every ordinary place, 10 each"
+    );
+    assert_eq!(send(&mut l, now), None, "no place for an ordinary prefetch");
+    assert_eq!(l.take_exact(1_000, 0), Err(IssueError::Unavailable));
+    l.set_demand(1_000, 0);
+    let out = send(&mut l, now).expect("the kept place lets the engine ask");
+    assert_eq!(out.request.count, 1_000 - held);
+    assert_eq!(send(&mut l, now), None, "one request in the kept place");
+    answer(&mut l, &out, 500_000, now);
+    let batch = l.take_exact(1_000, 0).unwrap();
+    assert_eq!(batch.count(), 1_000);
+    assert_eq!(batch.pieces().count(), WAITING + 2);
+}
+
+#[test]
+fn demand_outweighs_the_share_of_what_remains() {
+    // 100,000 left: a start may ask for 0.1 % (100), but minRangeSize 10;
+    // a caller waiting for 5,000 gets them.
+    let space = NamespaceConfig::new(Some(1), Some(100_000), None).unwrap();
+    let mut c = LeaseConfig::new(ns());
+    c.min_count = 10;
+    c.max_count = 10_000;
+    let mut b = Bench::new(c, space);
+    b.serve(0);
+    b.lease.set_demand(5_000, 0);
+    b.serve(1);
+    assert_eq!(b.granted[1].count(), 4_990);
+    assert_eq!(b.lease.take_exact(5_000, 0).map(|x| x.count()), Ok(5_000));
+}
+
+#[test]
+fn exact_batches_lent_blocks_and_single_ids_never_overlap() {
+    // A seeded mix of every way to issue, against the real decision.
+    let space = NamespaceConfig::new(Some(1), Some(200_000), Some(50)).unwrap();
+    let mut c = LeaseConfig::new(ns());
+    c.min_count = 7;
+    c.max_count = 50;
+    c.max_outstanding = 4;
+    let mut b = Bench::new(c, space);
+    let mut seen = std::collections::BTreeSet::new();
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let (mut block, mut block_left) = (0u64, 0u64);
+    let mut exact = 0;
+    for now in 0..20_000 {
+        let n = next() % 120 + 1;
+        match next() % 3 {
+            0 => match b.lease.take_exact(n, block_left) {
+                Ok(batch) => {
+                    let ids = batch_ids(&batch, block);
+                    assert_eq!(ids.len() as u64, n);
+                    block += batch.from_lent;
+                    block_left -= batch.from_lent;
+                    if batch.pieces().count() > 0 {
+                        assert_eq!(block_left, 0, "the block is used up first");
+                    }
+                    for id in ids {
+                        assert!(seen.insert(id), "{id} twice");
+                    }
+                    exact += 1;
+                    b.lease.set_demand(0, 0);
+                }
+                Err(e) => {
+                    assert!(!e.is_final(), "{e:?}");
+                    b.lease.set_demand(n, 0);
+                }
+            },
+            1 if block_left > 0 => {
+                assert!(seen.insert(block));
+                block += 1;
+                block_left -= 1;
+            }
+            1 => {
+                if let Ok(r) = b.lease.lend(n) {
+                    (block, block_left) = (r.start(), r.count());
+                }
+            }
+            _ => {
+                if block_left == 0 {
+                    if let Ok(id) = b.lease.next_id() {
+                        assert!(seen.insert(id));
+                    }
+                }
+            }
+        }
+        if now % 3 == 0 {
+            b.serve(now);
+        }
+    }
+    assert!(exact > 1_000, "{exact} exact batches");
+    assert!(seen
+        .iter()
+        .all(|id| b.granted.iter().any(|r| r.contains(*id))));
+}
+
+#[test]
+fn demand_counts_only_the_unused_part_of_the_lent_block() {
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    answer(&mut l, &out, 1, 1);
+    // A block of 5 is lent and 4 of it returned to callers: 1 in hand,
+    // 5 installed. A caller waits for 10: 4 are missing.
+    assert_eq!(l.lend(5), Ok(Range::new(1, 6).unwrap()));
+    assert_eq!(l.take_exact(10, 1), Err(IssueError::Unavailable));
+    l.set_demand(10, 1);
+    let more = send(&mut l, 2).expect("the used part of the block does not count");
+    assert!(more.request.count >= 4, "{}", more.request.count);
+    answer(&mut l, &more, 100, 3);
+    assert_eq!(l.take_exact(10, 1).map(|b| b.count()), Ok(10));
 }

@@ -152,16 +152,31 @@ fn unknown_codes_are_classified_by_status_and_keep_their_text() {
     );
 }
 
+fn foreign(r: Reply) -> Foreign {
+    match r {
+        Reply::Foreign(f) => f,
+        other => panic!("expected a foreign answer, got {other:?}"),
+    }
+}
+
 #[test]
 fn answers_that_are_not_rangeid_errors() {
     let html = b"<!doctype html><title>404 Not Found</title>";
-    let r = refused(Reply::from_http(404, html, None));
-    assert_eq!(r.code, ReplyCode::Known(ErrorCode::NotFound));
-    assert_eq!((r.status, r.disposition()), (404, Disposition::Final));
-    let r = refused(Reply::from_http(401, b"", None));
+    let r = foreign(Reply::from_http(404, html, None));
+    assert_eq!(r.code(), ErrorCode::NotFound);
+    assert_eq!((r.status, r.disposition()), (404, Disposition::Blocked));
+    assert_eq!(
+        r.excerpt.as_str(),
+        "<!doctype html><title>404 Not Found</title>"
+    );
+    let r = foreign(Reply::from_http(401, b"", None));
     assert_eq!(r.disposition(), Disposition::Reauthenticate);
-    let r = refused(Reply::from_http(418, b"teapot", None));
-    assert_eq!(r.code, ReplyCode::Known(ErrorCode::InvalidRequest));
+    let r = foreign(Reply::from_http(418, b"teapot", None));
+    assert_eq!(r.code(), ErrorCode::InvalidRequest);
+    assert_eq!(
+        Reply::from_http(403, b"x", Some(7)).disposition(),
+        Some(Disposition::Blocked)
+    );
     for status in [429, 500, 502, 503, 504] {
         assert_eq!(
             transient(Reply::from_http(status, html, Some(3000))),
@@ -172,8 +187,8 @@ fn answers_that_are_not_rangeid_errors() {
     // Truncated JSON from a 4xx is not a rangeid error either.
     let cut = br#"{"error":{"code":"forbidden","mess"#;
     assert_eq!(
-        refused(Reply::from_http(403, cut, None)).code,
-        ReplyCode::Known(ErrorCode::Forbidden)
+        foreign(Reply::from_http(403, cut, None)).code(),
+        ErrorCode::Forbidden
     );
     for status in [100, 201, 204, 301, 302, 304] {
         assert_eq!(
@@ -182,6 +197,28 @@ fn answers_that_are_not_rangeid_errors() {
             "{status}"
         );
     }
+}
+
+#[test]
+fn excerpts_are_bounded_readable_text() {
+    let page = format!(
+        "<html>\r\n\t<head>\u{0}<title>Access denied</title></head>\n{}</html>",
+        "é".repeat(200)
+    );
+    let e = Excerpt::of(page.as_bytes());
+    assert!(e
+        .as_str()
+        .starts_with("<html> <head> <title>Access denied</title></head> éé"));
+    assert!(e.as_str().len() <= EXCERPT_MAX && e.as_str().len() >= EXCERPT_MAX - 1);
+    assert_eq!(Excerpt::of(b"  \n ").as_str(), "");
+    assert_eq!(Excerpt::of(b"a\xff\xfeb").as_str(), "a\u{fffd}\u{fffd}b");
+    assert_eq!(Excerpt::of(b"").as_str(), "");
+    let t = match Reply::from_http(502, b"<h1>502 Bad Gateway</h1>", None) {
+        Reply::Transient(t) => t,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(t.excerpt.as_str(), "<h1>502 Bad Gateway</h1>");
+    assert_eq!(Reply::no_answer().retry_after_ms(), None);
 }
 
 #[test]
@@ -235,9 +272,7 @@ fn deeply_nested_bodies_are_classified_not_recursed() {
     let error = deep(r#"{"error":{"code":"namespace_frozen","x":"#, "}}");
     match Reply::from_http(423, error.as_bytes(), None) {
         // Unreadable: classified by its status alone.
-        Reply::Refused(r) => {
-            assert_eq!(r.code, ReplyCode::Known(ErrorCode::for_client_status(423)))
-        }
+        Reply::Foreign(f) => assert_eq!(f.code(), ErrorCode::for_client_status(423)),
         other => panic!("{other:?}"),
     }
     // Brackets inside strings do not count; shallow nesting still reads.

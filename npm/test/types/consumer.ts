@@ -8,18 +8,34 @@ const options: GeneratorOptions = {
   namespace: "orders",
   retryInitialMs: 10,
   retryMaxMs: 100,
+  allowInsecureHttp: false,
 };
 
+// @ts-expect-error: allowInsecureHttp is a boolean.
+const badFlag: GeneratorOptions = { ...options, allowInsecureHttp: "yes" };
+
 export async function take(): Promise<string | undefined> {
-  const ids = await createGenerator(options);
+  await using ids = await createGenerator({ ...options, signal: AbortSignal.timeout(1000) });
   try {
-    return await ids.nextId();
+    const batch: string[] = await ids.nextIds(10, { signal: AbortSignal.timeout(100) });
+    await ids.settled({ signal: new AbortController().signal });
+    const big: bigint = await ids.nextIdBigInt({});
+    return (await ids.nextId({ signal: AbortSignal.timeout(50) })) + batch[0] + big;
   } catch (e) {
     if (!(e instanceof RangeIdError)) throw e;
     switch (e.code) {
       case "exhausted": {
-        const left: string | undefined = e.remaining;
-        return left;
+        const left: string = e.remaining;
+        const held: string | undefined = e.available;
+        return left + held;
+      }
+      case "invalid_request": {
+        const most: number | undefined = e.limit;
+        return String(most);
+      }
+      case "aborted": {
+        const why: unknown = e.cause;
+        return String(why);
       }
       case "unavailable": {
         const wait: number | undefined = e.retryAfterMs;
@@ -33,8 +49,20 @@ export async function take(): Promise<string | undefined> {
       default: {
         // @ts-expect-error: only exhausted carries `remaining`.
         const no = e.remaining;
-        return String(no);
+        const retrying: boolean | undefined = e.final === false ? true : undefined;
+        const page: string | undefined = e.excerpt;
+        const counts: number = ids.stats().blocks + ids.stats().unblocks;
+        return `${String(no)} ${retrying} ${page} ${counts}`;
       }
     }
   }
+}
+
+export function sync(): void {
+  // @ts-expect-error: nextIds takes options, not a signal.
+  void createGenerator(options).then((ids) => ids.nextIds(1, AbortSignal.abort()));
+  void createGenerator(options).then((ids) => {
+    using scoped = ids;
+    return scoped.tryNextId();
+  });
 }

@@ -36,11 +36,15 @@ pub enum Violation {
         /// The incarnation that issued it.
         incarnation: String,
     },
-    /// A batch answered from a lent block did not continue it: `take_more`
-    /// gave IDs of another range.
-    NotContiguous {
+    /// An exact batch (`take_exact`) held another number of IDs than
+    /// asked for.
+    NotExact {
         /// The incarnation.
         incarnation: String,
+        /// How many were asked for.
+        asked: u64,
+        /// How many came.
+        got: u64,
     },
     /// An engine sent a retry while the attempt before it was still
     /// running: neither failed nor timed out (the retry storm of issue 7).
@@ -94,9 +98,13 @@ impl fmt::Display for Violation {
                     "ID {id} is in no range committed to incarnation {incarnation}"
                 )
             }
-            Violation::NotContiguous { incarnation } => write!(
+            Violation::NotExact {
+                incarnation,
+                asked,
+                got,
+            } => write!(
                 f,
-                "incarnation {incarnation}: a batch continued its lent block in another range"
+                "incarnation {incarnation}: an exact batch of {asked} held {got} IDs"
             ),
             Violation::PrematureRetry {
                 request,

@@ -23,7 +23,7 @@ pub mod world;
 
 pub use authority::Bug;
 pub use checker::Violation;
-pub use world::{Faults, Report, Scenario, World};
+pub use world::{Faults, Report, Scenario, World, RECOVERY_MS};
 
 /// Runs the scenario for `seed` with `target_ids` IDs.
 pub fn run_seed(seed: u64, target_ids: u64) -> Result<Report, Violation> {

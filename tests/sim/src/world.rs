@@ -16,7 +16,11 @@
 //! late anyway. Generators restart (new incarnation, old range abandoned)
 //! or pause while a replacement runs, then resume with their old range. The
 //! authority restarts, losing what was not committed, is briefly
-//! overloaded, and an operator freezes it and raises its floor.
+//! overloaded, and an operator freezes it and raises its floor. For a
+//! while, a proxy in front of it refuses every request with a 403 page of
+//! its own, and the authority refuses one generator's token even fresh (a
+//! token source that renews late): the generators are blocked, back off,
+//! and must recover by themselves.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
@@ -81,6 +85,12 @@ pub struct Faults {
     /// Per reply to a cancelled attempt: delivered anyway (a transport that
     /// ignores the abort).
     pub late_after_cancel: u64,
+    /// Per millisecond: a proxy in front of the authority refuses every
+    /// request with its own 403 page for a while (`Scenario::bad_moment_ms`).
+    pub proxy_block: u64,
+    /// Per generator per millisecond: the authority refuses its token, even
+    /// fresh, for a while (`401 unauthenticated`).
+    pub token_refused: u64,
 }
 
 impl Default for Faults {
@@ -106,6 +116,8 @@ impl Default for Faults {
             witness_down: 30_000,
             witness_reply_lost: 30_000,
             witness_restore: 400,
+            proxy_block: 100,
+            token_refused: 100,
         }
     }
 }
@@ -134,6 +146,8 @@ impl Faults {
             witness_down: 0,
             witness_reply_lost: 0,
             witness_restore: 0,
+            proxy_block: 0,
+            token_refused: 0,
         }
     }
 }
@@ -163,6 +177,8 @@ pub struct Scenario {
     pub reuse_incarnation: bool,
     /// The network's usual one-way delay of a reply, in ms: `lo..hi`.
     pub reply_delay_ms: (u64, u64),
+    /// How long a blocking proxy or a refused token lasts, in ms: `lo..hi`.
+    pub bad_moment_ms: (u64, u64),
 }
 
 impl Scenario {
@@ -201,6 +217,7 @@ impl Scenario {
             bug: Bug::None,
             reuse_incarnation: false,
             reply_delay_ms: (1, 12),
+            bad_moment_ms: (10, 201),
         }
     }
 }
@@ -270,6 +287,23 @@ pub struct Report {
     pub abandoned: u64,
     /// Generators the authority refused for good.
     pub failed_generators: u64,
+    /// Exact batches served whole (`take_exact`), and those that had to
+    /// wait for a range first.
+    pub exact_batches: u64,
+    /// See `exact_batches`.
+    pub exact_batches_waited: u64,
+    /// Requests a blocking proxy answered with its own 403 page.
+    pub proxy_refusals: u64,
+    /// Requests whose token the authority refused (a late renewal).
+    pub token_refusals: u64,
+    /// Times a generator became blocked (a foreign 4xx, or its token
+    /// refused even fresh), and times a block ended.
+    pub blocks: u64,
+    /// See `blocks`.
+    pub unblocks: u64,
+    /// Generators still blocked at the end of the run although the last
+    /// fault that blocks had ended more than [`RECOVERY_MS`] before.
+    pub stuck_blocked: u64,
     /// Whether the namespace ran out.
     pub exhausted: bool,
 }
@@ -329,11 +363,25 @@ struct Book {
     issued: u64,
     // The largest batch that came back short.
     largest_batch: u64,
+    // The largest exact batch waited for (the engine gathers it whole).
+    largest_exact: u64,
     // The range committed for each request id: a restore that forgot a
     // grant commits another for the same id (the first is only a gap), and
     // the engine reserved one.
     committed: HashMap<rangeid_core::RequestId, u64>,
 }
+
+/// How long after the last blocking fault ended every generator must have
+/// recovered: past the longest blocked backoff (16 x `retry_max_ms`), its
+/// jitter, and a lost probe or two.
+pub const RECOVERY_MS: u64 = 1_000;
+
+/// How long a caller waits for an exact batch before it gives up (the JS
+/// driver's `deadlineMs`, on the simulation's clock).
+const BATCH_DEADLINE_MS: u64 = 300;
+
+/// What a blocking proxy answers instead of the authority.
+const PROXY_PAGE: &[u8] = b"<html>\r\n<head><title>403 Forbidden</title></head>\r\n<body>Request blocked by the proxy.</body></html>";
 
 /// Retry-After is in seconds; the simulation's clock runs this many ms to
 /// one such second, so a Retry-After matters without stalling the run.
@@ -353,6 +401,11 @@ struct Generator {
     lender: bool,
     block_next: u64,
     block_left: u64,
+    // An exact batch a caller waits for (0: none), as the JS driver's
+    // `nextIds(n)`; the engine is told it as demand.
+    waiting: u64,
+    // When the caller started waiting; it gives up after `BATCH_DEADLINE_MS`.
+    waiting_since: u64,
     paused_until: u64,
     // Attempts in flight, and those cancelled.
     live: BTreeSet<Ticket>,
@@ -388,6 +441,11 @@ pub struct World {
     report: Report,
     namespace: Namespace,
     trace: Option<Vec<String>>,
+    // Until when the proxy refuses every request, and each slot's token is
+    // refused; when the last such fault ends.
+    proxy_blocked_until: u64,
+    token_refused_until: [u64; MAX_GENERATORS],
+    blocking_faults_end: u64,
 }
 
 const MAX_GENERATORS: usize = 10;
@@ -439,6 +497,9 @@ impl World {
             report: Report::default(),
             namespace,
             trace: None,
+            proxy_blocked_until: 0,
+            token_refused_until: [0; MAX_GENERATORS],
+            blocking_faults_end: 0,
         };
         for _ in 0..scenario.generators {
             let g = world.spawn(None);
@@ -481,8 +542,16 @@ impl World {
             self.now += 1;
         }
         for g in &mut self.gens {
+            if g.lease.blocked().is_some()
+                && self.now >= self.blocking_faults_end + RECOVERY_MS
+                && self.now >= g.paused_until + RECOVERY_MS
+            {
+                self.report.stuck_blocked += 1;
+            }
             self.report.abandoned += g.lease.close_with_unused(g.block_left);
             let s = g.lease.stats(0);
+            self.report.blocks += s.blocks;
+            self.report.unblocks += s.unblocks;
             self.report.replays_installed += s.replays_installed;
             self.report.duplicates_ignored += s.duplicates_ignored;
             self.report.grants_refused += s.grants_refused;
@@ -516,6 +585,8 @@ impl World {
             lender: self.rng.chance(400_000),
             block_next: 0,
             block_left: 0,
+            waiting: 0,
+            waiting_since: 0,
             paused_until: 0,
             live: BTreeSet::new(),
             cancelled: BTreeSet::new(),
@@ -647,6 +718,20 @@ impl World {
             return Ok(());
         }
         let f = self.scenario.faults;
+        if self.now < self.token_refused_until[slot] {
+            // Its token source renews late: even a fresh token is refused.
+            self.report.token_refusals += 1;
+            let expired = ErrorReply::new(ErrorCode::Unauthenticated, "token expired");
+            self.send_reply(
+                slot,
+                engine,
+                ticket,
+                (None, None),
+                HttpAnswer::error(&expired),
+                0,
+            );
+            return Ok(());
+        }
         if self.rng.chance(f.overload) {
             let busy = ErrorReply::new(ErrorCode::Unavailable, "the authority is overloaded");
             let answer = HttpAnswer::error(&busy);
@@ -805,7 +890,8 @@ impl World {
         if self.now.saturating_sub(book.born) >= TRUST_MS || self.scenario.reuse_incarnation {
             return Ok(());
         }
-        let batches = book.largest_batch.min(config.max_count) * config.max_outstanding as u64;
+        let batches = book.largest_batch.min(config.max_count) * config.max_outstanding as u64
+            + book.largest_exact;
         let bound = (2 * config.min_count).max(4 * book.issued) + batches;
         let committed: u64 = book.committed.values().sum();
         if committed > bound {
@@ -983,6 +1069,17 @@ impl World {
                     }
                     let delay = self.rng.between(1, 8);
                     let engine = self.gens[slot].engine;
+                    if now < self.proxy_blocked_until {
+                        // The proxy answers itself; the authority never sees it.
+                        self.report.proxy_refusals += 1;
+                        let page = HttpAnswer {
+                            status: 403,
+                            retry_after_secs: None,
+                            body: PROXY_PAGE.to_vec(),
+                        };
+                        self.send_reply(slot, engine, out.ticket, (None, None), page, delay);
+                        continue;
+                    }
                     self.schedule(
                         delay,
                         Event::Request {
@@ -1054,96 +1151,147 @@ impl World {
         }
         let g = &mut self.gens[slot];
         let book = self.books.entry(*g.lease.incarnation()).or_default();
-        let mut left = want;
-        let lend_size = self.rng.between(1, 65);
-        while left > 0 {
-            // A batch that comes back short (or not at all) lets the engine
-            // size its next range to hold it: the bound allows for that.
-            let asked = left;
-            let got = match (g.lender, batchy) {
-                (false, true) => g.lease.take(left),
-                (false, false) => g
-                    .lease
-                    .next_id()
-                    .map(|id| Range::with_count(id, 1).unwrap_or_else(|_| unreachable!())),
-                (true, _) => Self::from_block(g, left, batchy, lend_size),
+        if g.waiting > 0 && now >= g.waiting_since + BATCH_DEADLINE_MS {
+            // The caller's deadline: it gives up, and nothing was taken.
+            g.waiting = 0;
+        }
+        if g.lender && (batchy || g.waiting > 0) {
+            // An exact batch, as the JS driver's `nextIds(n)`: all of it or
+            // nothing, the lent block first; a caller waits for it (the
+            // engine is told as demand) until it comes or cannot.
+            let n = match g.waiting {
+                0 => want.clamp(1, g.lease.batch_limit()),
+                waiting => waiting,
             };
-            match got {
+            match g.lease.take_exact(n, g.block_left) {
                 Ok(batch) => {
-                    left -= batch.count();
-                    self.checker
-                        .issued_batch(g.engine, g.lease.incarnation(), batch)?;
-                    book.issued += batch.count();
-                    if batchy && batch.count() < asked {
-                        book.largest_batch = book.largest_batch.max(asked);
+                    if batch.count() != n {
+                        return Err(Violation::NotExact {
+                            incarnation: g.lease.incarnation().to_string(),
+                            asked: n,
+                            got: batch.count(),
+                        });
                     }
-                }
-                Err(IssueError::Unavailable | IssueError::Frozen | IssueError::Exhausted) => {
-                    if batchy {
-                        book.largest_batch = book.largest_batch.max(asked);
+                    if batch.from_lent > 0 {
+                        let from_block = Range::with_count(g.block_next, batch.from_lent)
+                            .unwrap_or_else(|_| unreachable!());
+                        g.block_next = g.block_next.wrapping_add(batch.from_lent);
+                        g.block_left -= batch.from_lent;
+                        self.checker
+                            .issued_batch(g.engine, g.lease.incarnation(), from_block)?;
                     }
-                    break;
+                    for piece in batch.pieces() {
+                        self.checker
+                            .issued_batch(g.engine, g.lease.incarnation(), piece)?;
+                    }
+                    book.issued += n;
+                    self.report.exact_batches += 1;
+                    if g.waiting > 0 {
+                        self.report.exact_batches_waited += 1;
+                    }
+                    g.waiting = 0;
                 }
                 Err(IssueError::Failed(_)) => {
-                    // Refused for good (a request conflict, say): this
-                    // generator is finished until a restart replaces it.
+                    g.waiting = 0;
                     if g.per_ms != 0 {
                         g.per_ms = 0;
                         self.report.failed_generators += 1;
                     }
-                    break;
                 }
-                Err(IssueError::EmptyBatch) if g.lender => {
-                    return Err(Violation::NotContiguous {
-                        incarnation: g.lease.incarnation().to_string(),
-                    })
+                // Told at once, as a caller is: the namespace cannot supply
+                // it, or (after a smaller maxCount was learned) it is too
+                // large to gather.
+                Err(
+                    IssueError::TooFew { .. }
+                    | IssueError::BatchTooLarge { .. }
+                    | IssueError::Exhausted,
+                ) => g.waiting = 0,
+                // Waiting (or, while blocked, calling again later).
+                Err(IssueError::Unavailable | IssueError::Frozen | IssueError::Blocked(_)) => {
+                    if g.waiting == 0 {
+                        g.waiting_since = now;
+                    }
+                    g.waiting = n;
+                    book.largest_exact = book.largest_exact.max(n);
                 }
                 Err(other) => panic!(
-                    "seed {}: unexpected issue error {other}",
+                    "seed {}: unexpected batch error {other}",
                     self.scenario.seed
                 ),
             }
+            g.lease.set_demand(g.waiting, g.block_left);
+        } else {
+            let mut left = want;
+            let lend_size = self.rng.between(1, 65);
+            while left > 0 {
+                // A batch that comes back short (or not at all) lets the
+                // engine size its next range to hold it: the bound allows
+                // for that.
+                let asked = left;
+                let got = match (g.lender, batchy) {
+                    (false, true) => g.lease.take(left),
+                    (false, false) => g
+                        .lease
+                        .next_id()
+                        .map(|id| Range::with_count(id, 1).unwrap_or_else(|_| unreachable!())),
+                    (true, _) => Self::from_block(g, lend_size),
+                };
+                match got {
+                    Ok(batch) => {
+                        left -= batch.count();
+                        self.checker
+                            .issued_batch(g.engine, g.lease.incarnation(), batch)?;
+                        book.issued += batch.count();
+                        if batchy && batch.count() < asked {
+                            book.largest_batch = book.largest_batch.max(asked);
+                        }
+                    }
+                    Err(
+                        IssueError::Unavailable
+                        | IssueError::Frozen
+                        | IssueError::Blocked(_)
+                        | IssueError::Exhausted,
+                    ) => {
+                        if batchy {
+                            book.largest_batch = book.largest_batch.max(asked);
+                        }
+                        break;
+                    }
+                    Err(IssueError::Failed(_)) => {
+                        // Refused for good (a request conflict, say): this
+                        // generator is finished until a restart replaces it.
+                        if g.per_ms != 0 {
+                            g.per_ms = 0;
+                            self.report.failed_generators += 1;
+                        }
+                        break;
+                    }
+                    Err(other) => panic!(
+                        "seed {}: unexpected issue error {other}",
+                        self.scenario.seed
+                    ),
+                }
+            }
         }
         let due = g.lease.next_deadline().is_some_and(|d| d <= now);
-        if g.lease.should_poll() || due {
+        if g.lease.should_poll() || due || g.waiting > 0 {
             self.drive(slot)?;
         }
         Ok(())
     }
 
-    /// A lender's issue, as the JS driver does it: one ID from its block
-    /// (lending a new block of `lend_size` when it is empty), or a batch of
-    /// up to `n`: the block's rest, continued with `take_more` in the same
-    /// range. A batch that does not continue the block is reported as
-    /// `EmptyBatch` (the caller turns it into a violation).
-    fn from_block(
-        g: &mut Generator,
-        n: u64,
-        batch: bool,
-        lend_size: u64,
-    ) -> Result<Range, IssueError> {
+    /// A lender's single ID, as the JS driver issues it: from its block,
+    /// lending a new block of `lend_size` when it is empty.
+    fn from_block(g: &mut Generator, lend_size: u64) -> Result<Range, IssueError> {
         if g.block_left == 0 {
-            if batch {
-                return g.lease.take(n);
-            }
             let r = g.lease.lend(lend_size)?;
             g.block_next = r.start();
             g.block_left = r.count();
         }
-        let k = if batch { n.min(g.block_left) } else { 1 };
         let start = g.block_next;
-        g.block_next = g.block_next.wrapping_add(k);
-        g.block_left -= k;
-        let mut out = Range::with_count(start, k).unwrap_or_else(|_| unreachable!());
-        if batch && k < n && g.block_left == 0 {
-            if let Some(more) = g.lease.take_more(n - k) {
-                if u128::from(more.start()) != out.end() {
-                    return Err(IssueError::EmptyBatch);
-                }
-                out = Range::with_count(start, k + more.count()).unwrap_or_else(|_| unreachable!());
-            }
-        }
-        Ok(out)
+        g.block_next = g.block_next.wrapping_add(1);
+        g.block_left -= 1;
+        Ok(Range::with_count(start, 1).unwrap_or_else(|_| unreachable!()))
     }
 
     fn chaos(&mut self) -> Result<(), Violation> {
@@ -1235,6 +1383,26 @@ impl World {
             self.note(|| format!("operator freezes the namespace for {thaw} ms"));
             self.schedule(thaw, Event::Thaw);
         }
+        if now >= self.proxy_blocked_until && self.rng.chance(f.proxy_block) {
+            let (lo, hi) = self.scenario.bad_moment_ms;
+            self.proxy_blocked_until = now + self.rng.between(lo, hi);
+            self.blocking_faults_end = self.blocking_faults_end.max(self.proxy_blocked_until);
+            let until = self.proxy_blocked_until;
+            self.note(|| {
+                format!("a proxy refuses every request with its own 403 until {until} ms")
+            });
+        }
+        for slot in 0..self.gens.len() {
+            if now >= self.token_refused_until[slot] && self.rng.chance(f.token_refused) {
+                let (lo, hi) = self.scenario.bad_moment_ms;
+                self.token_refused_until[slot] = now + self.rng.between(lo, hi);
+                let until = self.token_refused_until[slot];
+                self.blocking_faults_end = self.blocking_faults_end.max(until);
+                self.note(|| {
+                    format!("generator {slot}'s token is refused, even fresh, until {until} ms")
+                });
+            }
+        }
         if self.rng.chance(f.floor) {
             let bump = self.rng.between(1, 200);
             self.authority.admin(|s| {
@@ -1267,7 +1435,9 @@ fn describe(reply: &Reply) -> String {
     match reply {
         Reply::Grant(g) => format!("{} (replayed: {})", g.grant.range, g.replayed),
         Reply::Refused(r) => format!("{} {}", r.status, r.code),
+        Reply::Foreign(f) => format!("{} not from the authority: {}", f.status, f.excerpt),
         Reply::Transient(t) => format!("{:?} {:?}", t.kind, t.status),
+        other => format!("{other:?}"),
     }
 }
 

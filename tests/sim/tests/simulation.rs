@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::thread;
 
-use rangeid_sim::{run_seed, Bug, Faults, Report, Scenario, Violation, World};
+use rangeid_sim::{run_seed, Bug, Faults, Report, Scenario, Violation, World, RECOVERY_MS};
 
 fn env(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
@@ -81,6 +81,13 @@ fn add(t: &mut Report, r: &Report) {
     t.witness_replies_lost += r.witness_replies_lost;
     t.abandoned += r.abandoned;
     t.failed_generators += r.failed_generators;
+    t.exact_batches += r.exact_batches;
+    t.exact_batches_waited += r.exact_batches_waited;
+    t.proxy_refusals += r.proxy_refusals;
+    t.token_refusals += r.token_refusals;
+    t.blocks += r.blocks;
+    t.unblocks += r.unblocks;
+    t.stuck_blocked += r.stuck_blocked;
 }
 
 #[test]
@@ -103,6 +110,8 @@ fn no_id_is_issued_twice_under_faults() {
          {} restores held back a check-in, {} witness answers lost after the write, \
          {} fence raises, {} IDs skipped by starts, {} answers 503 for want of the witness, \
          {} replays installed, {} duplicate grants ignored, {} foreign grants refused, \
+         {} exact batches ({} waited for a range), \
+         {} requests refused by a blocking proxy, {} by a late token renewal, {} generator blocks ({} ended), \
          {} namespaces exhausted, {} IDs abandoned, in {:.1?}",
         t.ids,
         t.grants,
@@ -128,6 +137,12 @@ fn no_id_is_issued_twice_under_faults() {
         t.replays_installed,
         t.duplicates_ignored,
         t.grants_refused,
+        t.exact_batches,
+        t.exact_batches_waited,
+        t.proxy_refusals,
+        t.token_refusals,
+        t.blocks,
+        t.unblocks,
         exhausted,
         t.abandoned,
         started.elapsed()
@@ -142,6 +157,10 @@ fn no_id_is_issued_twice_under_faults() {
     assert_eq!(
         t.failed_generators, 0,
         "a correct system never refuses a generator for good"
+    );
+    assert_eq!(
+        t.stuck_blocked, 0,
+        "every blocked generator recovers by itself once the fault is gone"
     );
     if n >= 1_000 && ids >= 12_000 {
         assert!(
@@ -173,6 +192,11 @@ fn no_id_is_issued_twice_under_faults() {
             ("replays installed", t.replays_installed),
             ("duplicate grants ignored", t.duplicates_ignored),
             ("foreign grants refused", t.grants_refused),
+            ("exact batches that waited", t.exact_batches_waited),
+            ("refusals by a blocking proxy", t.proxy_refusals),
+            ("tokens refused even fresh", t.token_refusals),
+            ("generator blocks", t.blocks),
+            ("ended blocks", t.unblocks),
             ("exhausted namespaces", exhausted),
         ] {
             assert!(count > 0, "no {what} in the default run");
@@ -363,5 +387,54 @@ fn a_slow_authority_is_not_starved_by_retries() {
         t.max_attempt < 6,
         "a request was sent {} times",
         t.max_attempt + 1
+    );
+}
+
+/// Clients outlive a bad moment: a proxy that answers every request with
+/// its own 403 page for a while, and tokens the authority refuses even
+/// fresh, block generators (never stop them); they back off while blocked
+/// and recover by themselves once the fault is gone, with no duplicate.
+#[test]
+fn blocked_generators_back_off_and_recover_by_themselves() {
+    let (t, _, failures) = run_many((0..200).collect(), |seed| {
+        let mut s = Scenario::from_seed(seed, 20_000);
+        s.faults = Faults {
+            proxy_block: 500,
+            token_refused: 150,
+            drop_reply: 20_000,
+            duplicate_reply: 20_000,
+            ..Faults::none()
+        };
+        s.ns_max_count = 400;
+        // Long enough that backing off shows: 0.5 to 1.5 s, against
+        // ordinary retries 2 to 40 ms apart and a blocked backoff that
+        // reaches 640 ms.
+        s.bad_moment_ms = (500, 1_500);
+        s
+    });
+    assert!(failures.is_empty(), "{failures:?}");
+    println!(
+        "bad moments: 200 seeds, {} IDs, {} requests refused by a blocking proxy, {} tokens refused even fresh, \
+         {} generator blocks, {} ended, {} requests in all ({} retries), {} simulated ms",
+        t.ids, t.proxy_refusals, t.token_refusals, t.blocks, t.unblocks, t.requests, t.retries, t.millis
+    );
+    assert!(t.blocks > 100 && t.proxy_refusals > 0 && t.token_refusals > 0);
+    assert_eq!(
+        t.failed_generators, 0,
+        "a block never stops a generator for good"
+    );
+    assert_eq!(
+        t.stuck_blocked, 0,
+        "a generator still blocked {RECOVERY_MS} ms after the last fault"
+    );
+    // Backoff: a blocked generator probes a few times per block (about 6
+    // in a second: 40, 80, 160, 320 and 640 ms apart, jittered), not at
+    // the pace of its ordinary retries (2 to 40 ms apart: 25 or more).
+    let refused = t.proxy_refusals + t.token_refusals;
+    let per_block = refused as f64 / t.blocks as f64;
+    println!("{per_block:.1} refused requests per block");
+    assert!(
+        per_block < 10.0,
+        "{per_block:.1} refused requests per block"
     );
 }
