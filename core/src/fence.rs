@@ -91,7 +91,8 @@ pub struct Reading {
 
 /// What an object whose committed state is `state`, and which durably
 /// recorded `asked` as the highest mark it ever asked its witness for, must
-/// do with the witness's answer `witness`, heard in `phase`.
+/// do with the witness's answer `witness` to a request it sent when its
+/// recorded fence was `sent_at_fence`, heard in `phase`.
 ///
 /// Guaranteed: the state only moves up, never past `max + 1`: the fence to
 /// the witness's mark; `next` to the highest mark known when `Starting`
@@ -100,10 +101,19 @@ pub struct Reading {
 /// `forward` only when the mark is above both the recorded
 /// fence and `asked` (a raise acknowledged after the object stopped, or
 /// whose answer was lost, is not a rollback); `behind` only when the
-/// object had fenced anything (its fence above `first`) and the witness
-/// held less; `raise_back` is set exactly while the witness holds less than
-/// the fence, and no grant may be made until a raise to it is acknowledged.
-pub fn observe(state: &NamespaceState, asked: u128, witness: Witnessed, phase: Phase) -> Reading {
+/// witness held less than the fence the object had recorded when it sent
+/// the request (a mark the witness had acknowledged, so it went back since;
+/// answers applied out of order are never mistaken for that), and that
+/// fence was above `first`; `raise_back` is set exactly while the witness
+/// holds less than the fence now, and no grant may be made until a raise
+/// to it is acknowledged.
+pub fn observe(
+    state: &NamespaceState,
+    asked: u128,
+    sent_at_fence: u128,
+    witness: Witnessed,
+    phase: Phase,
+) -> Reading {
     let fence = state.fence();
     let forward = witness.mark > fence.max(asked);
     let skip_to = match phase {
@@ -112,13 +122,14 @@ pub fn observe(state: &NamespaceState, asked: u128, witness: Witnessed, phase: P
         Phase::Running => state.next(),
     };
     let moved = state.skip_to(skip_to).with_fence(witness.mark);
-    let fenced_anything = fence > u128::from(state.config().first());
-    let below = |mark: u128| fenced_anything && mark < fence;
+    let first = u128::from(state.config().first());
+    let went_back = sent_at_fence > first && witness.was.is_some_and(|was| was < sent_at_fence);
+    let below_now = fence > first && witness.mark < fence;
     Reading {
         skipped: moved.next() - state.next(),
         forward,
-        behind: witness.was.is_some_and(below) || below(witness.mark),
-        raise_back: below(witness.mark).then_some(fence),
+        behind: went_back,
+        raise_back: below_now.then_some(fence),
         state: moved,
     }
 }
@@ -191,7 +202,7 @@ mod tests {
         asked: u128,
         w: Witnessed,
     ) -> (u128, u128, u128, bool, bool, Option<u128>) {
-        let r = observe(s, asked, w, Phase::Starting);
+        let r = observe(s, asked, s.fence(), w, Phase::Starting);
         (
             r.state.next(),
             r.state.fence(),
@@ -221,7 +232,13 @@ mod tests {
             (900, 900, 600, true, false, None)
         );
         // The witness never asks past the end.
-        let r = observe(&copy, 500, Witnessed::read(5_000), Phase::Starting);
+        let r = observe(
+            &copy,
+            500,
+            copy.fence(),
+            Witnessed::read(5_000),
+            Phase::Starting,
+        );
         assert_eq!((r.state.next(), r.state.fence()), (1_001, 1_001));
         // A raise's answer shows it too: the witness held more than asked.
         let asked = 600;
@@ -242,7 +259,7 @@ mod tests {
             mark: 4_000,
             was: Some(2_000),
         };
-        let r = observe(&s, 4_000, answer, Phase::Running);
+        let r = observe(&s, 4_000, s.fence(), answer, Phase::Running);
         assert_eq!(
             (
                 r.state.next(),
@@ -255,8 +272,31 @@ mod tests {
         );
         // A witness far above anything asked: this object went back under
         // its own feet (a restore): it skips like a start.
-        let r = observe(&s, 2_000, Witnessed::read(9_000), Phase::Running);
+        let r = observe(&s, 2_000, s.fence(), Witnessed::read(9_000), Phase::Running);
         assert_eq!((r.state.next(), r.forward), (9_000, true));
+    }
+
+    #[test]
+    fn answers_applied_out_of_order_are_not_a_witness_behind() {
+        // A raise sent at fence 2000 (to 4000) is answered after a read
+        // that already moved the fence to 4000: the witness held 2000 when
+        // the raise reached it, which is what the object had acknowledged
+        // when it sent it. Nothing went back.
+        let s = state(1, 10_000).with_fence(4_000).skip_to(1_990);
+        let late = Witnessed {
+            mark: 4_000,
+            was: Some(2_000),
+        };
+        let r = observe(&s, 4_000, 2_000, late, Phase::Running);
+        assert_eq!((r.behind, r.raise_back, r.state), (false, None, s));
+        // A read sent at 2000 answered after a raise moved the fence to 4000:
+        // the witness holds 2000 < 4000, so it is raised back (harmless), but
+        // it held all the object had acknowledged when asked: not behind.
+        let r = observe(&s, 4_000, 2_000, Witnessed::read(2_000), Phase::Running);
+        assert_eq!((r.behind, r.raise_back), (false, Some(4_000)));
+        // Whereas below what was acknowledged at the time is a restore.
+        let r = observe(&s, 4_000, 4_000, Witnessed::read(2_000), Phase::Running);
+        assert_eq!((r.behind, r.raise_back), (true, Some(4_000)));
     }
 
     #[test]
@@ -280,7 +320,7 @@ mod tests {
                 (2_000, 2_000, 200, false, true, Some(2_000)),
                 "nothing moves down, and the witness goes back up first"
             );
-            let r = observe(&s, 2_000, Witnessed::read(w), Phase::Running);
+            let r = observe(&s, 2_000, s.fence(), Witnessed::read(w), Phase::Running);
             assert_eq!(
                 (r.state, r.behind, r.raise_back),
                 (s, true, Some(2_000)),
@@ -297,7 +337,7 @@ mod tests {
             (2_500, 2_500, 700, false, true, None),
             "a start skips to the highest mark known"
         );
-        let r = observe(&s, 2_500, answer, Phase::Running);
+        let r = observe(&s, 2_500, s.fence(), answer, Phase::Running);
         assert_eq!(
             (r.state.next(), r.state.fence(), r.behind, r.raise_back),
             (1_800, 2_500, true, None),

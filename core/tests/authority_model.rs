@@ -156,7 +156,7 @@ proptest! {
                 }
                 Op::Restore(back) => {
                     let (old, keys, _, old_asked) = snapshots[snapshots.len().saturating_sub(back)].clone();
-                    let r = fence::observe(&old, old_asked, fence::Witnessed::read(witness), fence::Phase::Starting);
+                    let r = fence::observe(&old, old_asked, old.fence(), fence::Witnessed::read(witness), fence::Phase::Starting);
                     prop_assert!(r.state.next() >= old.next());
                     prop_assert_eq!(r.state.fence(), witness.max(old.fence()));
                     state = r.state;
@@ -169,7 +169,7 @@ proptest! {
                 }
                 Op::RestoreWitness(back) => {
                     witness = snapshots[snapshots.len().saturating_sub(back)].2;
-                    let r = fence::observe(&state, asked, fence::Witnessed::read(witness), fence::Phase::Running);
+                    let r = fence::observe(&state, asked, state.fence(), fence::Witnessed::read(witness), fence::Phase::Running);
                     prop_assert_eq!(r.state.next(), state.next(), "a check while running skips nothing");
                     prop_assert_eq!(r.raise_back.is_some(), witness < state.fence() && state.fence() > u128::from(first));
                     state = r.state;

@@ -215,7 +215,10 @@ async fn ask_witness(env: &Env, ns: &NsName, request: &FenceRequest) -> Result<W
 /// ([`object::grant::witnessed`]): the mark asked for is recorded first, so
 /// an answer lost after the witness's write is never taken for a rollback.
 /// `was`, when given, is what the witness said it held just before (for a
-/// witness of an older build, which does not say).
+/// witness of an older build, which does not say). An answer below this
+/// object's fence (the witness was restored while the raise was on its way)
+/// is raised back at once, so no caller ever relies on a witness below the
+/// fence. `None` when the namespace does not exist.
 async fn raise_witness(
     sql: &DoSql,
     env: &Env,
@@ -223,22 +226,29 @@ async fn raise_witness(
     target: u128,
     was: Option<u128>,
 ) -> Result<Option<object::grant::Heard>, String> {
-    object::grant::record_asked(sql, target).map_err(|e| e.to_string())?;
-    let mut answer = ask_witness(
-        env,
-        ns,
-        &FenceRequest::Raise {
+    let (mut target, mut was) = (target, was);
+    for _ in 0..FENCE_TRIES {
+        let sent_at = object::grant::record_asked(sql, target).map_err(|e| e.to_string())?;
+        let Some(sent_at) = sent_at else {
+            return Ok(None);
+        };
+        let request = FenceRequest::Raise {
             to: DecBound(target),
-        },
-    )
-    .await?;
-    answer.was = answer.was.or(was);
-    let heard = object::grant::witnessed(sql, answer, Phase::Running, now_ms())
-        .map_err(|e| e.to_string())?;
-    if let Some(h) = &heard {
-        log_heard(ns, h);
+        };
+        let mut answer = ask_witness(env, ns, &request).await?;
+        answer.was = answer.was.or(was);
+        let heard = object::grant::witnessed(sql, sent_at, answer, Phase::Running, now_ms())
+            .map_err(|e| e.to_string())?;
+        let Some(heard) = heard else {
+            return Ok(None);
+        };
+        log_heard(ns, &heard);
+        match heard.raise_back {
+            None => return Ok(Some(heard)),
+            Some(mark) => (target, was) = (mark, Some(answer.mark)),
+        }
     }
-    Ok(heard)
+    Err("the witness stayed below this object's fence".to_owned())
 }
 
 /// Logs what an answer from the witness showed, when it showed anything.
@@ -254,11 +264,12 @@ fn log_heard(ns: &NsName, h: &object::grant::Heard) {
 }
 
 /// Whether a namespace object has heard from its witness since it started,
-/// and when it last checked in.
+/// when it last checked in, and when a check-in last failed.
 #[derive(Default)]
 struct Gate {
     started: Cell<bool>,
     checked_at: Cell<i64>,
+    failed_at: Cell<Option<i64>>,
 }
 
 /// A fence raise in flight, shared by every grant waiting for it.
@@ -318,10 +329,11 @@ async fn check_witness(storage: Storage, env: Env, gate: Rc<Gate>) {
     } else {
         Phase::Starting
     };
+    let sent_at = row.state.fence();
     let checked = async {
         let got = ask_witness(&env, &ns, &FenceRequest::Get).await?;
-        let heard =
-            object::grant::witnessed(&sql, got, phase, now_ms()).map_err(|e| e.to_string())?;
+        let heard = object::grant::witnessed(&sql, sent_at, got, phase, now_ms())
+            .map_err(|e| e.to_string())?;
         let Some(heard) = heard else {
             return Ok(());
         };
@@ -329,10 +341,7 @@ async fn check_witness(storage: Storage, env: Env, gate: Rc<Gate>) {
         if let Some(mark) = heard.raise_back {
             // No grant until the witness is back up to this object's fence.
             started.set(false);
-            let mended = raise_witness(&sql, &env, &ns, mark, Some(got.mark)).await?;
-            if mended.and_then(|h| h.raise_back).is_some() {
-                return Err("the witness stayed below this object's fence".to_owned());
-            }
+            raise_witness(&sql, &env, &ns, mark, Some(got.mark)).await?;
         }
         Ok::<(), String>(())
     };
@@ -340,10 +349,15 @@ async fn check_witness(storage: Storage, env: Env, gate: Rc<Gate>) {
         Ok(()) => {
             started.set(true);
             gate.checked_at.set(now_ms());
+            gate.failed_at.set(None);
         }
         // Unstarted stays unstarted; a started object whose witness could
-        // not be read keeps granting below the fence it recorded.
-        Err(e) => worker::console_error!("{}", logline::fence_unreachable(ns.as_str(), &e)),
+        // not be read keeps granting below the fence it recorded. The
+        // check-in is tried again soon (schedule::CHECK_RETRY_MS).
+        Err(e) => {
+            gate.failed_at.set(Some(now_ms()));
+            worker::console_error!("{}", logline::fence_unreachable(ns.as_str(), &e));
+        }
     }
 }
 
@@ -392,9 +406,12 @@ impl DurableObject for Namespace {
                 Err(e) => ApiError::unavailable(format!("bad object request: {e}")).reply(),
                 Ok(request) => {
                     let reply = self.serve(&request).await;
-                    // Every object keeps an alarm for its next check-in,
-                    // idle or not (one storage read per instance).
-                    self.alarm_no_later_than(self.check_at(now_ms())).await;
+                    // Every namespace's object keeps an alarm for its next
+                    // check-in, idle or not (one storage read per instance).
+                    // A request that found no namespace arms nothing.
+                    if reply.status < 300 {
+                        self.alarm_no_later_than(self.check_at(now_ms())).await;
+                    }
                     reply
                 }
             },
@@ -408,6 +425,11 @@ impl DurableObject for Namespace {
         // this handler awaits is kept (merged below), not lost.
         self.alarm_at.set(None);
         self.alarm_checked.set(true);
+        // An object whose namespace does not exist (any more, after a
+        // restore to before its creation) keeps no alarm.
+        if !matches!(object::load_any(&self.sql), Ok(Some(_))) {
+            return Response::ok("no namespace");
+        }
         if self.clock(now).check_due() {
             // The check-in: hear from the witness (raising it back if it went
             // back); the push below re-registers with the registry.
@@ -417,7 +439,6 @@ impl DurableObject for Namespace {
                 Rc::clone(&self.gate),
             );
             let _ = self.state.block_concurrency_while(again.map(Ok)).await;
-            self.gate.checked_at.set(now);
         }
         self.push_summary(now).await;
         let retention = self
@@ -672,6 +693,7 @@ impl Namespace {
             unpushed: !self.pending.borrow().is_empty(),
             last_grant_at,
             checked_at: self.gate.checked_at.get(),
+            failed_at: self.gate.failed_at.get(),
             check_every_ms: self
                 .check_every
                 .clone()

@@ -158,20 +158,22 @@ fn chunk_for(
 /// witness for it (the output gate holds the request until this write is
 /// durable). A start that later finds the witness at `mark` then knows the
 /// raise was its own, acknowledged after it stopped or with its answer
-/// lost, and does not report a rollback. Nothing when the namespace does
-/// not exist or already asked for as much.
-pub fn record_asked(sql: &impl Sql, mark: u128) -> Result<(), StoreError> {
+/// lost, and does not report a rollback. Returns the fence recorded now
+/// (what the witness has acknowledged, as far as this object knows: pass it
+/// to [`witnessed`] with the answer), or `None` when the namespace does not
+/// exist.
+pub fn record_asked(sql: &impl Sql, mark: u128) -> Result<Option<u128>, StoreError> {
     let Some(row) = load_any(sql)? else {
-        return Ok(());
+        return Ok(None);
     };
-    if mark <= row.fence_asked {
-        return Ok(());
+    if mark > row.fence_asked {
+        let after = NamespaceRow {
+            fence_asked: mark.min(1 << 64),
+            ..row
+        };
+        sql.atomically(&mut || admin::update(sql, &row, &after))?;
     }
-    let after = NamespaceRow {
-        fence_asked: mark.min(1 << 64),
-        ..row
-    };
-    sql.atomically(&mut || admin::update(sql, &row, &after))
+    Ok(Some(row.state.fence()))
 }
 
 /// What the object did with an answer from its witness ([`witnessed`]).
@@ -190,7 +192,8 @@ pub struct Heard {
     pub raise_back: Option<u128>,
 }
 
-/// Applies an answer from the witness, heard in `phase`, as core decides
+/// Applies an answer from the witness to a request sent when this object's
+/// fence was `sent_at_fence`, heard in `phase`, as core decides
 /// ([`fence::observe`]): moves `next` and the fence up to its mark, counts
 /// what was skipped, and in the same commit audits (actor `system`) a
 /// rollback of this object (`fence_forward`) or a witness found below the
@@ -198,6 +201,7 @@ pub struct Heard {
 /// does not exist yet.
 pub fn witnessed(
     sql: &impl Sql,
+    sent_at_fence: u128,
     witness: Witnessed,
     phase: Phase,
     now: i64,
@@ -205,7 +209,7 @@ pub fn witnessed(
     let Some(row) = load_any(sql)? else {
         return Ok(None);
     };
-    let r = fence::observe(&row.state, row.fence_asked, witness, phase);
+    let r = fence::observe(&row.state, row.fence_asked, sent_at_fence, witness, phase);
     let behind_mended = r.behind && r.raise_back.is_none();
     let after = NamespaceRow {
         state: r.state,
@@ -235,7 +239,7 @@ pub fn witnessed(
                     now,
                     "system",
                     "witness_behind",
-                    Some(json!({ "witness": witness.was.map(DecBound), "fence": DecBound(row.state.fence()) })),
+                    Some(json!({ "witness": witness.was.map(DecBound), "fence": DecBound(sent_at_fence) })),
                     Some(json!({ "witness": DecBound(witness.mark) })),
                     Some("the witness's mark was below this object's fence (restored or wiped): raised back"),
                 )?;

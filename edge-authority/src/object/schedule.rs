@@ -17,6 +17,10 @@ pub const PUSH_EVERY_MS: i64 = 2_000;
 /// after it (and an hour after that): its minute and hour rates decay.
 pub const REFRESH_AFTER_MS: i64 = 61_000;
 
+/// A check-in that failed (the witness could not be reached) is tried again
+/// this soon, in ms, or at the usual interval if that is sooner.
+pub const CHECK_RETRY_MS: i64 = 30_000;
+
 /// What the object knows when it plans its next alarm (all times in ms
 /// since the epoch).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +37,8 @@ pub struct Clock {
     /// When the witness was last heard from and the object last
     /// re-registered (0: not since this instance started).
     pub checked_at: i64,
+    /// When a check-in last failed, if the last one did.
+    pub failed_at: Option<i64>,
     /// How often an object checks in, idle or not.
     pub check_every_ms: i64,
 }
@@ -51,17 +57,25 @@ impl Clock {
             .find(|&at| at > self.now && at > self.pushed_at)
     }
 
+    /// When the next check-in is due: an interval after the last one, or
+    /// [`CHECK_RETRY_MS`] after a failed one if that is sooner.
+    fn due_at(&self) -> i64 {
+        let regular = self.checked_at.saturating_add(self.check_every_ms);
+        match self.failed_at {
+            Some(failed) => regular.min(failed.saturating_add(CHECK_RETRY_MS)),
+            None => regular,
+        }
+    }
+
     /// Whether an alarm firing now should check in (read the witness,
     /// re-register).
     pub fn check_due(&self) -> bool {
-        self.now >= self.checked_at.saturating_add(self.check_every_ms)
+        self.now >= self.due_at()
     }
 
-    /// The next check-in.
+    /// The next check-in (never in the past).
     pub fn check_at(&self) -> i64 {
-        self.checked_at
-            .saturating_add(self.check_every_ms)
-            .max(self.now + 1)
+        self.due_at().max(self.now + 1)
     }
 
     /// The next alarm after one that fired now: the earliest of the next
@@ -91,6 +105,7 @@ mod tests {
             unpushed: false,
             last_grant_at: None,
             checked_at: T,
+            failed_at: None,
             check_every_ms: CHECK,
         }
     }
@@ -108,6 +123,27 @@ mod tests {
             T + CHECK + 1,
             "never in the past"
         );
+    }
+
+    #[test]
+    fn a_failed_check_in_is_tried_again_soon() {
+        let failed = Clock {
+            failed_at: Some(T + 100),
+            ..clock(T + 200)
+        };
+        assert!(!failed.check_due());
+        assert_eq!(failed.check_at(), T + 100 + CHECK_RETRY_MS);
+        let later = Clock {
+            now: T + 100 + CHECK_RETRY_MS,
+            ..failed
+        };
+        assert!(later.check_due());
+        // Never later than the regular interval.
+        let short = Clock {
+            check_every_ms: 5_000,
+            ..failed
+        };
+        assert_eq!(short.check_at(), T + 5_000);
     }
 
     #[test]

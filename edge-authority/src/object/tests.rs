@@ -30,7 +30,7 @@ fn run(db: &impl Sql, r: &ObjectRequest, now: i64) -> Outcome {
 /// A raise as the driver makes it: the mark asked for is recorded, the
 /// witness raises, and its answer is applied.
 fn raise(db: &impl Sql, target: u128) -> grant::Heard {
-    grant::record_asked(db, target).unwrap();
+    let sent_at = grant::record_asked(db, target).unwrap().unwrap();
     let answer = WITNESS.with(|w| {
         let was = w.get();
         w.set(rangeid_core::fence::witness_raise(was, target));
@@ -39,7 +39,7 @@ fn raise(db: &impl Sql, target: u128) -> grant::Heard {
             was: Some(was),
         }
     });
-    grant::witnessed(db, answer, Phase::Running, T0)
+    grant::witnessed(db, sent_at, answer, Phase::Running, T0)
         .unwrap()
         .unwrap()
 }
@@ -47,8 +47,9 @@ fn raise(db: &impl Sql, target: u128) -> grant::Heard {
 /// A start (or check-in) as the driver makes it: the witness is read and
 /// its mark applied; a witness below the fence is raised back first.
 fn check(db: &impl Sql, now: i64) -> grant::Heard {
+    let sent_at = load_any(db).unwrap().unwrap().state.fence();
     let got = Witnessed::read(WITNESS.with(Cell::get));
-    let heard = grant::witnessed(db, got, Phase::Starting, now)
+    let heard = grant::witnessed(db, sent_at, got, Phase::Starting, now)
         .unwrap()
         .unwrap();
     match heard.raise_back {

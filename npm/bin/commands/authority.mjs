@@ -108,9 +108,12 @@ export function runSelf(args, fail, env = process.env) {
 /** The state folder (`--state`, $RANGEID_HOME or ./.rangeid), created private and ignored by git whatever project it is in. */
 export function stateFolder(values) {
   const home = resolve(values.state ?? process.env.RANGEID_HOME ?? ".rangeid");
-  mkdirSync(home, { recursive: true });
-  chmodSync(home, 0o700);
-  const ignore = join(home, ".gitignore");
-  if (!existsSync(ignore)) writeFileSync(ignore, "# rangeid's local state and signing key: never commit.\n*\n");
+  // Made private and git-ignored only when this command makes it: a folder
+  // that exists (`--state .`, say) is the user's, and left as it is.
+  if (!existsSync(home)) {
+    mkdirSync(home, { recursive: true });
+    chmodSync(home, 0o700);
+    writeFileSync(join(home, ".gitignore"), "# rangeid's local state and signing key: never commit.\n*\n");
+  }
   return home;
 }

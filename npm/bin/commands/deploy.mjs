@@ -37,7 +37,8 @@ uploads nothing (no account needed). Arguments after -- go to
     optionsHelp: `  --dry-run            build and check, upload nothing (wrangler deploy --dry-run)
   --keys FILE          the signing key map to upload as RANGEID_SIGNING_KEYS
   --name NAME          the Worker's name (default rangeid-authority)
-  --cors-origins LIST  browser origins allowed to call the API, comma-separated
+  --cors-origins LIST  browser origins allowed to call the API, comma-separated;
+                       give it on every deploy (a deploy without it sets none)
   --outdir DIR         keep the bundle wrangler makes in DIR
   --state DIR          where the generated configuration goes (default
                        $RANGEID_HOME or ./.rangeid; it holds no secret)
@@ -64,11 +65,29 @@ export function deployConfig(template, paths) {
   }).join("\n");
 }
 
-function run(command, args, options) {
+/** Runs wrangler; a Ctrl-C (or SIGTERM, SIGHUP) while it runs goes to it
+ * and `cleanup` still runs, so no secrets file outlives the command. */
+function run(command, args, options, cleanup = () => {}) {
   return new Promise((done, reject) => {
     const child = spawn(command, args, { stdio: "inherit", ...options });
-    child.once("error", reject);
-    child.once("exit", (code, signal) => done({ code, signal }));
+    const signals = ["SIGINT", "SIGTERM", "SIGHUP"];
+    const forward = (signal) => {
+      cleanup();
+      child.kill(signal);
+    };
+    for (const s of signals) process.on(s, forward);
+    const settle = () => {
+      for (const s of signals) process.off(s, forward);
+      cleanup();
+    };
+    child.once("error", (e) => {
+      settle();
+      reject(e);
+    });
+    child.once("exit", (code, signal) => {
+      settle();
+      done({ code, signal });
+    });
   });
 }
 
@@ -123,11 +142,14 @@ Install the version this authority is tested with (it needs Node.js 22.12 or new
   args.push(...wranglerArgs);
 
   process.stderr.write(`rangeid deploy: rangeid-authority ${authority.version} with wrangler ${wrangler.version ?? ""}${dry ? " (dry run: nothing is uploaded)" : ""}\n`);
+  const removeSecrets = () => {
+    if (secrets) rmSync(secrets, { recursive: true, force: true });
+  };
   let result;
   try {
-    result = await run(wrangler.command, args, { cwd: process.cwd() });
+    result = await run(wrangler.command, args, { cwd: process.cwd() }, removeSecrets);
   } finally {
-    if (secrets) rmSync(secrets, { recursive: true, force: true });
+    removeSecrets();
   }
   if (result.code !== 0) throw new Exit(1, `wrangler deploy failed (${result.signal ?? `exit status ${result.code}`}); its messages are above`);
 

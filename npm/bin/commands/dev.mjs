@@ -132,6 +132,7 @@ async function dev(values, { Exit, usage, out }) {
     RANGEID_CORS_ORIGINS: values["cors-origins"] ?? process.env.RANGEID_CORS_ORIGINS ?? "",
     RANGEID_GRANT_RETENTION_SECONDS: process.env.RANGEID_GRANT_RETENTION_SECONDS || "86400",
     RANGEID_TOKEN_AUDIENCE: audience,
+    RANGEID_CHECK_SECONDS: process.env.RANGEID_CHECK_SECONDS ?? "",
   };
   const state = join(home, "workerd-state");
   const base = `http://127.0.0.1:${port}`;

@@ -207,13 +207,20 @@ impl Authority {
         Witnessed::read(self.witness)
     }
 
-    /// Applies an answer of the witness as core decides: the state moves up
+    /// Applies an answer of the witness, to a request sent when the fence
+    /// was `sent_at_fence`, as core decides: the state moves up
     /// to its mark (committed at once, as the object does before any grant).
-    pub fn heard(&mut self, answer: Witnessed, phase: Phase) -> Heard {
+    pub fn heard(&mut self, answer: Witnessed, phase: Phase, sent_at_fence: u128) -> Heard {
         if self.bug == Bug::NoFence {
             return Heard::default();
         }
-        let r = fence::observe(&self.committed.state, self.committed.asked, answer, phase);
+        let r = fence::observe(
+            &self.committed.state,
+            self.committed.asked,
+            sent_at_fence,
+            answer,
+            phase,
+        );
         let raise_back = if self.bug == Bug::NoRaiseBack {
             None
         } else {

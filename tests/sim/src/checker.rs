@@ -75,6 +75,12 @@ pub enum Violation {
         /// The witness's mark it heard.
         mark: u128,
     },
+    /// The authority reported its witness below its fence (and audited
+    /// it) where no restore of the witness happened.
+    FalseWitnessBehind {
+        /// The witness's mark it heard.
+        mark: u128,
+    },
     /// An engine issued an ID at or below one it issued before from the
     /// same range: its cursor went back.
     CursorReset {
@@ -127,6 +133,10 @@ impl fmt::Display for Violation {
             Violation::FalseRollback { mark } => write!(
                 f,
                 "a rollback was reported at the witness's mark {mark}, with no restore since the last check"
+            ),
+            Violation::FalseWitnessBehind { mark } => write!(
+                f,
+                "the witness was reported behind at {mark}, with no restore of it unmended"
             ),
             Violation::CursorReset { id, high } => {
                 write!(

@@ -334,6 +334,15 @@ enum Event {
         epoch: u64,
         target: u128,
         ok: bool,
+        /// The authority's fence when it sent the raise, and how many
+        /// restores of the witness it had heard of then.
+        sent_at_fence: u128,
+        mended_at_send: u64,
+        /// When the witness already applied the raise (it may reach the
+        /// witness long before its answer comes back, and a check-in may
+        /// read the raised mark in between): its answer, and how many
+        /// restores of the witness had happened then.
+        applied: Option<(rangeid_core::fence::Witnessed, u64)>,
     },
 }
 
@@ -430,9 +439,14 @@ pub struct World {
     // Requests waiting for a fence raise, and whether one is in flight.
     parked: Vec<Parked>,
     raising: bool,
-    // The witness was restored and the authority has not heard from it
-    // since; and the object was restored and has not heard since.
-    witness_unseen: bool,
+    // The witness applied the raise in flight and its answer is on its way.
+    answer_in_flight: bool,
+    // Restores of the witness so far, and how many of them the authority
+    // has heard an answer from since (an answer the witness gave after
+    // them, with the witness holding the fence again); and the object was
+    // restored and has not heard from its witness since.
+    witness_restored: u64,
+    witness_mended: u64,
     object_unseen: bool,
     gens: Vec<Generator>,
     engines: u64,
@@ -488,7 +502,9 @@ impl World {
             down_until: 0,
             parked: Vec::new(),
             raising: false,
-            witness_unseen: false,
+            answer_in_flight: false,
+            witness_restored: 0,
+            witness_mended: 0,
             object_unseen: false,
             gens: Vec::new(),
             engines: 0,
@@ -670,25 +686,46 @@ impl World {
                     self.authority
                         .admin(|s| Some(s.with_status(NamespaceStatus::Active)));
                 }
-                Event::FenceRaise { epoch, target, ok } => {
+                Event::FenceRaise {
+                    epoch,
+                    target,
+                    ok,
+                    sent_at_fence,
+                    mended_at_send,
+                    applied,
+                } => {
+                    self.answer_in_flight = false;
                     if epoch != self.authority.epoch() {
                         continue; // the restart lost the raise and its waiters
                     }
                     self.raising = false;
                     let parked = std::mem::take(&mut self.parked);
                     let lost = ok && self.rng.chance(self.scenario.faults.witness_reply_lost);
+                    let mut mended = true;
                     if ok {
-                        let answer = self.authority.witness_raises(target);
+                        let (answer, restored) = applied.unwrap_or_else(|| {
+                            (self.authority.witness_raises(target), self.witness_restored)
+                        });
                         self.report.fence_raises += 1;
                         self.note(|| format!("witness raises its mark to {}", answer.mark));
                         if lost {
                             self.report.witness_replies_lost += 1;
                             self.note(|| "the witness's answer is lost after its write".to_owned());
                         } else {
-                            self.hear(answer, Phase::Running)?;
+                            let heard = self.hear(
+                                answer,
+                                Phase::Running,
+                                (sent_at_fence, mended_at_send),
+                                restored,
+                            )?;
+                            if let Some(mark) = heard.raise_back {
+                                // Restored while the raise was on its way:
+                                // raised back before anything relies on it.
+                                mended = self.raise_back(mark, answer.mark)?;
+                            }
                         }
                     }
-                    if ok && !lost && self.authority.started() {
+                    if ok && !lost && mended && self.authority.started() {
                         for p in parked {
                             self.authority_receives(p.slot, p.engine, p.ticket, p.request)?;
                         }
@@ -784,10 +821,19 @@ impl World {
                     let target = self.authority.fence_target(at_least, request.count);
                     // Recorded before the request leaves (the output gate).
                     self.authority.ask_witness(target);
+                    let ok = !self.rng.chance(f.witness_down);
+                    // Half the raises reach the witness at once, long before
+                    // their answer comes back.
+                    let applied = (ok && self.rng.chance(500_000))
+                        .then(|| (self.authority.witness_raises(target), self.witness_restored));
+                    self.answer_in_flight = applied.is_some();
                     let event = Event::FenceRaise {
                         epoch: self.authority.epoch(),
                         target,
-                        ok: !self.rng.chance(f.witness_down),
+                        ok,
+                        sent_at_fence: self.authority.committed_state().fence(),
+                        mended_at_send: self.witness_mended,
+                        applied,
                     };
                     let delay = self.rng.between(1, 6);
                     self.schedule(delay, event);
@@ -798,20 +844,29 @@ impl World {
         Ok(())
     }
 
-    /// The authority applies an answer of its witness; a rollback it
-    /// reports must be real.
+    /// The authority applies an answer of its witness, given after the
+    /// witness's `restored`-th restore, to a request sent at fence
+    /// `sent_at_fence` when the authority had mended `mended_at_send`
+    /// restores. A rollback, or a witness behind, it reports must be real:
+    /// a witness behind needs a restore the authority had not mended when
+    /// it sent the request.
     fn hear(
         &mut self,
         answer: rangeid_core::fence::Witnessed,
         phase: Phase,
+        (sent_at_fence, mended_at_send): (u128, u64),
+        restored: u64,
     ) -> Result<Heard, Violation> {
-        let heard = self.authority.heard(answer, phase);
+        let heard = self.authority.heard(answer, phase, sent_at_fence);
         self.report.fence_skipped += heard.skipped;
         if heard.forward {
             self.report.fence_forwards += 1;
             if !self.object_unseen {
                 return Err(Violation::FalseRollback { mark: answer.mark });
             }
+        }
+        if heard.behind && restored <= mended_at_send {
+            return Err(Violation::FalseWitnessBehind { mark: answer.mark });
         }
         if heard.behind && heard.raise_back.is_none() {
             self.report.witness_behinds += 1;
@@ -820,7 +875,7 @@ impl World {
         // witness found behind but not yet raised back is still a restore
         // the object has not mended.
         if heard.raise_back.is_none() {
-            self.witness_unseen = false;
+            self.witness_mended = self.witness_mended.max(restored);
         }
         self.object_unseen = false;
         Ok(heard)
@@ -837,7 +892,9 @@ impl World {
             return Ok(());
         }
         let got = self.authority.witness_read();
-        let heard = self.hear(got, phase)?;
+        let fence = self.authority.committed_state().fence();
+        let sent = (fence, self.witness_mended);
+        let heard = self.hear(got, phase, sent, self.witness_restored)?;
         self.note(|| {
             format!(
                 "authority hears from its witness at {}: skips {} IDs (rollback: {}, witness behind: {})",
@@ -846,19 +903,35 @@ impl World {
         });
         if let Some(mark) = heard.raise_back {
             self.authority.set_started(false);
-            self.authority.ask_witness(mark);
-            if self.rng.chance(f.witness_down) {
-                return Ok(());
-            }
-            let mut answer = self.authority.witness_raises(mark);
-            answer.was = answer.was.or(Some(got.mark));
-            self.note(|| format!("authority raises its witness back to {mark}"));
-            if self.hear(answer, Phase::Running)?.raise_back.is_some() {
+            if !self.raise_back(mark, got.mark)? {
                 return Ok(());
             }
         }
         self.authority.set_started(true);
         Ok(())
+    }
+
+    /// Raises a witness found below the fence back to `mark` (it said it
+    /// held `was`); false when the witness could not be reached.
+    fn raise_back(&mut self, mark: u128, was: u128) -> Result<bool, Violation> {
+        self.authority.ask_witness(mark);
+        if self.rng.chance(self.scenario.faults.witness_down) {
+            return Ok(false);
+        }
+        let fence = self.authority.committed_state().fence();
+        let mut answer = self.authority.witness_raises(mark);
+        answer.was = answer.was.or(Some(was));
+        self.note(|| format!("authority raises its witness back to {mark}"));
+        let restored = self.witness_restored;
+        Ok(self
+            .hear(
+                answer,
+                Phase::Running,
+                (fence, self.witness_mended),
+                restored,
+            )?
+            .raise_back
+            .is_none())
     }
 
     /// The answer when the witness cannot be reached: `503`, never a grant.
@@ -1334,14 +1407,18 @@ impl World {
             self.authority.snapshot();
         }
         let witness_restore = self.rng.chance(f.witness_restore);
-        if witness_restore && self.object_unseen {
-            // The same rule the other way round (see below).
+        if witness_restore && (self.object_unseen || self.answer_in_flight) {
+            // The same rule the other way round (see below); and an answer
+            // the witness already sent arrives before a restore of it (an
+            // operator's act, much slower than a reply), else the object
+            // would take a mark the restore took back for its fence, after
+            // the check-in that was to separate the two restores.
             self.report.restores_deferred += 1;
         } else if witness_restore {
             self.report.witness_restores += 1;
             let back = self.rng.between(1, 33) as usize;
             self.authority.restore_witness(back);
-            self.witness_unseen = true;
+            self.witness_restored += 1;
             self.note(|| {
                 format!("the witness's storage is restored to its copy {back} snapshots back")
             });
@@ -1350,7 +1427,7 @@ impl World {
             self.check_in(Phase::Running)?;
         }
         let restore = self.rng.chance(f.authority_restore);
-        if restore && self.witness_unseen {
+        if restore && self.witness_mended < self.witness_restored {
             // Restored at least a check-in apart, as the docs require: two
             // objects restored with no check between are a whole-namespace
             // rollback, which needs an operator's floor.
