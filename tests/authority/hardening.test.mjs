@@ -223,6 +223,26 @@ describe('configuration', () => {
     await x.stop();
   });
 
+  test('the production build ignores stray test switches, bound as wrangler binds any variable', async () => {
+    // Each of these would stop grants or turn the fence off in the test
+    // build; the production Worker has no code that reads them.
+    const x = new Authority({
+      runtime: 'wrangler',
+      strayVars: { RANGEID_TEST_ONLY_WITNESS_DOWN: '1', RANGEID_TEST_ONLY_FENCE_OFF: '1', RANGEID_TEST_ONLY_WITNESS_RAISES: '0', RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS: '1' },
+    });
+    others.push(x);
+    await x.start();
+    const ns = uniqueNs('stray');
+    const xadmin = x.token('admin', ['*']);
+    assert.equal((await x.req('POST', '/v1/namespaces', { token: xadmin, body: { namespace: ns } })).status, 201);
+    const body = { namespace: ns, incarnation: 'A', requestId: 'r1', count: 10 };
+    const g = await x.req('POST', '/v1/ranges', { token: x.token('generator', [ns]), body });
+    assert.equal(g.status, 200, `the witness answered: ${g.text}`);
+    const s = await x.req('GET', `/v1/namespaces/${ns}`, { token: xadmin });
+    assert.ok(BigInt(s.body.fence.mark) < 1n << 64n, `the fence marks a chunk, not everything: ${s.text}`);
+    await x.stop();
+  });
+
   test('a grant retention under an hour refuses to serve', async () => {
     const x = await another({ vars: { RANGEID_GRANT_RETENTION_SECONDS: '60' } });
     const r = await x.req('GET', '/v1/session', { token: x.token('admin', ['*']) });
