@@ -172,7 +172,11 @@ fn to_response(reply: HttpReply) -> worker::Result<Response> {
 fn reply_or_unavailable(r: worker::Result<Response>) -> worker::Result<Response> {
     match r {
         Ok(resp) => Ok(resp),
-        Err(e) => to_response(ApiError::unavailable(format!("internal error: {e}")).reply()),
+        Err(e) => {
+            // The runtime's error text is for the logs, not the caller.
+            worker::console_error!("{}", logline::unavailable("runtime", &e.to_string()));
+            to_response(ApiError::unavailable(front::NOT_SERVING).reply())
+        }
     }
 }
 
@@ -842,7 +846,14 @@ async fn call_namespace(env: &Env, ns: &NsName, request: &ObjectRequest) -> Http
         Err(e) => return ApiError::unavailable(format!("could not encode: {e}")).reply(),
     };
     match call(env, NAMESPACE_BINDING, ns.as_str(), payload).await {
-        Ok(reply) => reply,
+        Ok(reply) => {
+            let (reply, detail) = front::screen_object_reply(reply);
+            if let Some(detail) = detail {
+                let source = format!("namespace {ns}");
+                worker::console_error!("{}", logline::unavailable(&source, &detail));
+            }
+            reply
+        }
         Err(e) => {
             worker::console_error!("namespace object {ns}: {e}");
             front::object_failed(&e)
@@ -855,7 +866,13 @@ async fn call_registry(env: &Env, request: &RegistryRequest) -> Result<HttpReply
         .map_err(|e| ApiError::unavailable(format!("could not encode: {e}")).reply())?;
     match call(env, REGISTRY_BINDING, REGISTRY_NAME, payload).await {
         Ok(reply) if reply.status == 200 => Ok(reply),
-        Ok(reply) => Err(reply),
+        Ok(reply) => {
+            let (reply, detail) = front::screen_object_reply(reply);
+            if let Some(detail) = detail {
+                worker::console_error!("{}", logline::unavailable("registry", &detail));
+            }
+            Err(reply)
+        }
         Err(e) => {
             worker::console_error!("registry: {e}");
             Err(front::object_failed(&e))
@@ -1010,6 +1027,11 @@ async fn handle(mut req: Request, env: &Env) -> HttpReply {
             )
         }
     };
+    if let (Some(problem), Plan::Reply(reply)) = (config.problem(), &plan) {
+        if reply.status == 503 {
+            worker::console_error!("{}", logline::config_refused(&problem));
+        }
+    }
     let mut reply = execute(plan, env).await;
     config.cors.decorate(origin.as_deref(), &mut reply);
     if method == "HEAD" {
