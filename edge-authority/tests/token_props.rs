@@ -845,7 +845,10 @@ fn shared_key_map_cases() {
     let cases = fixture["cases"].as_array().unwrap();
     assert!(cases.len() >= 30);
     for case in cases {
-        let (name, text) = (case["name"].as_str().unwrap(), case["text"].as_str().unwrap());
+        let (name, text) = (
+            case["name"].as_str().unwrap(),
+            case["text"].as_str().unwrap(),
+        );
         let got = Keyring::from_json(text);
         assert_eq!(
             got.is_ok(),
