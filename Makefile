@@ -16,8 +16,10 @@ demo: build
 test:
 	./scripts/test.sh
 
-# Benchmarks that print figures against baselines measured in the same run.
+# Benchmarks that print figures against baselines measured in the same run
+# (the authority's baseline without the fence runs the test build).
 bench: build
+	edge-authority/scripts/build.sh --test-switches
 	cargo bench -p rangeid-core --bench next_id --locked
 	cargo run -q -p rangeid-sim --release --locked --bin capacity -- --svg docs/capacity.svg
 	node edge-authority/scripts/bench.mjs

@@ -14,6 +14,7 @@ step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 cargo clippy -p rangeid-authority -p rangeid-wasm -p rangeid-wasm-testing --target wasm32-unknown-unknown --locked -- -D warnings
+cargo clippy -p rangeid-authority --target wasm32-unknown-unknown --features test-switches --locked -- -D warnings
 
 step "core builds no_std for wasm32, with and without its features"
 cargo build -p rangeid-core --target wasm32-unknown-unknown --locked
@@ -33,8 +34,9 @@ WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver \
   cargo test -p rangeid-wasm --target wasm32-unknown-unknown --test binding --locked
 unset CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER
 
-step "build the authority Worker and the npm package; the deploy bundle against Cloudflare's limits (offline dry run)"
+step "build the authority Worker (production, and the test build with its switches) and the npm package; the deploy bundle against Cloudflare's limits (offline dry run), and no test switch in what ships"
 edge-authority/scripts/build.sh
+edge-authority/scripts/build.sh --test-switches
 node npm/scripts/build.mjs
 node edge-authority/scripts/bundle.mjs
 

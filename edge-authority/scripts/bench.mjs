@@ -7,12 +7,15 @@
 // front of workerd) and `workerd` (the same workerd binary run directly).
 // Each runtime runs twice: with the restore fence, and with a witness that
 // marks the whole namespace at once (no fence round trips); the ratio is
-// the fence's cost.
+// the fence's cost. The baseline's witness is a test switch, so it runs
+// the test build (edge-authority/build-test, scripts/build.sh
+// --test-switches), which differs from the production build only by the
+// switches' code; the fenced runs use the production build.
 //
 //   node edge-authority/scripts/bench.mjs [--seconds 10] [--count 10000]
 //        [--levels 1,8,32] [--runtime wrangler,workerd]
 //
-// Needs edge-authority/build/ (scripts/build.sh).
+// Needs edge-authority/build/ and build-test/ (`make bench` builds both).
 import { Authority } from '../../tests/authority/harness.mjs';
 
 function arg(name, fallback) {
@@ -37,7 +40,7 @@ function percentile(sorted, p) {
 
 /** Drives one namespace on a fresh authority; returns per-level results. */
 async function run(runtime, fenceOff) {
-  const a = new Authority({ runtime, vars: fenceOff ? { RANGEID_TEST_ONLY_FENCE_OFF: '1' } : {} });
+  const a = new Authority({ runtime, testBuild: fenceOff, vars: fenceOff ? { RANGEID_TEST_ONLY_FENCE_OFF: '1' } : {} });
   try {
     await a.start();
     const ns = `bench-${process.pid}`;

@@ -1,11 +1,27 @@
 #!/usr/bin/env bash
 # Builds the admin page into www/dist (the Worker's ASSETS) and the Worker
-# into edge-authority/build/ with the pinned toolchain:
+# into edge-authority/build/ (the production Worker: what is deployed and
+# self-hosted) with the pinned toolchain:
 # npm packages from package-lock.json (wrangler, binaryen's wasm-opt,
 # esbuild) and the cargo-installed worker-build 0.8.7 and wasm-bindgen-cli
 # 0.2.130. Nothing is downloaded at build time. Idempotent, and skips the
 # Worker build when its inputs did not change.
+#
+#   edge-authority/scripts/build.sh                   # build/
+#   edge-authority/scripts/build.sh --test-switches   # build-test/: for tests only
+#
+# --test-switches builds the same Worker with the cargo feature
+# test-switches (src/test_switches.rs: RANGEID_TEST_ONLY_*) into
+# build-test/, which only the drills that need a switch run
+# (scripts/test-switches.mjs); never deploy it.
 set -euo pipefail
+out=build
+features=()
+case "${1:-}" in
+  "") ;;
+  --test-switches) out=build-test; features=(--features test-switches) ;;
+  *) echo "usage: build.sh [--test-switches]" >&2; exit 2 ;;
+esac
 # The pinned Node.js first on PATH (scripts/setup.sh installs it).
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/env.sh"
 
@@ -61,19 +77,20 @@ inputs_hash() {
     wasm-bindgen --version
     node_modules/binaryen/bin/wasm-opt --version
     node_modules/@esbuild/linux-x64/bin/esbuild --version
+    echo "features: ${features[*]:-none}"
   } | sha256sum | cut -d' ' -f1
 }
-stamp=build/.inputs.sha256
+stamp="$out/.inputs.sha256"
 want="$(inputs_hash)"
-if [ -f build/index.js ] && [ -f build/index_bg.wasm ] && [ -d build/worker ] \
+if [ -f "$out/index.js" ] && [ -f "$out/index_bg.wasm" ] && [ -d "$out/worker" ] \
    && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
-  echo "build.sh: the Worker in build/ is up to date" >&2
+  echo "build.sh: the Worker in $out/ is up to date" >&2
 else
   rm -f "$stamp"
   # worker-build would otherwise download these three from the network.
   WASM_BINDGEN_BIN="$(command -v wasm-bindgen)" \
   WASM_OPT_BIN="$here/node_modules/binaryen/bin/wasm-opt" \
   ESBUILD_BIN="$here/node_modules/@esbuild/linux-x64/bin/esbuild" \
-    worker-build --release >&2
+    worker-build --release --out-dir "$out" "${features[@]}" >&2
   echo "$want" >"$stamp"
 fi

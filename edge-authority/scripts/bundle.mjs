@@ -3,17 +3,22 @@
 // writes exactly what `wrangler deploy` would upload (the Worker's script
 // and wasm; the admin page goes up as static assets). Prints its size,
 // raw and gzipped, against Cloudflare's Worker size limits, and fails when
-// it passes the Workers Free plan's.
+// it passes the Workers Free plan's. Then checks that no test switch
+// (scripts/test-switches.mjs) is in what ships: this bundle, build/, and the
+// shipped configurations; and that the test build, build-test/, holds them
+// all (scripts/build.sh --test-switches), so the check can see them.
 //
 //   node edge-authority/scripts/bundle.mjs
 //
-// Needs edge-authority/build (scripts/build.sh). No network, no account.
+// Needs edge-authority/build and build-test (scripts/build.sh, with and
+// without --test-switches). No network, no account.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { checkSwitches, SWITCHES } from './test-switches.mjs';
 
 const here = join(dirname(fileURLToPath(import.meta.url)), '..');
 // Cloudflare's limits on a Worker's compressed size (developers.cloudflare.com/workers/platform/limits).
@@ -43,6 +48,10 @@ try {
     console.error('the bundle is over the Workers Free plan limit');
     process.exitCode = 1;
   }
+  const problems = checkSwitches({ bundleDir: out });
+  for (const p of problems) console.error(`test switches: ${p}`);
+  if (problems.length > 0) process.exitCode = 1;
+  else console.log(`test switches: none of the ${SWITCHES.length} in the production build, the deploy bundle or the shipped configs; all in the test build`);
 } finally {
   rmSync(out, { recursive: true, force: true });
 }

@@ -15,12 +15,15 @@ step() { printf '\n== %s\n' "$*"; }
 
 step "authority: format, lints, host tests"
 cargo fmt -p rangeid-authority -- --check
-cargo clippy -p rangeid-authority --all-targets --locked -- -D warnings
+cargo clippy -p rangeid-authority --all-targets --all-features --locked -- -D warnings
 cargo clippy -p rangeid-authority --target wasm32-unknown-unknown --lib --locked -- -D warnings
-cargo test -p rangeid-authority --locked
+cargo clippy -p rangeid-authority --target wasm32-unknown-unknown --lib --features test-switches --locked -- -D warnings
+cargo test -p rangeid-authority --all-features --locked
 
-step "authority: worker-build"
+step "authority: worker-build (production, and the test build for the drills that need a switch); no switch in what ships"
 "$here/scripts/build.sh"
+"$here/scripts/build.sh" --test-switches
+node "$here/scripts/bundle.mjs"
 
 step "authority: integration tests on local workerd"
 node --test --test-concurrency=1 "tests/authority/*.test.mjs"

@@ -18,6 +18,11 @@ use crate::response::{ApiError, Cors, CorsCheck, HttpReply};
 use crate::route::{allowed_methods, route, Route, RouteError};
 use crate::token::{bearer, verify, Access, Claims, Keyring, KeyringError, Scope};
 
+/// What every caller of an authenticated route is told while the
+/// configuration is refused: nothing about why (that is in the logs,
+/// [`FrontConfig::problem`]), as no caller could be authenticated.
+pub const NOT_SERVING: &str = "the authority is unavailable; retry later";
+
 /// The front Worker's configuration, read from its environment.
 #[derive(Clone, Debug)]
 pub struct FrontConfig {
@@ -31,6 +36,18 @@ pub struct FrontConfig {
     /// The grant retention in seconds, or why the configured one is
     /// refused (then every authenticated route answers `503`).
     pub retention: Result<u64, String>,
+}
+
+impl FrontConfig {
+    /// Why this configuration is refused, for the operator's logs; `None`
+    /// when it serves.
+    pub fn problem(&self) -> Option<String> {
+        match (&self.keys, &self.retention) {
+            (Err(e), _) => Some(format!("RANGEID_SIGNING_KEYS: {e}")),
+            (_, Err(e)) => Some(e.clone()),
+            _ => None,
+        }
+    }
 }
 
 /// An incoming request, as the runtime delivered it.
@@ -110,14 +127,13 @@ fn authenticate(
     config: &FrontConfig,
     now: u64,
 ) -> Result<Claims, ApiError> {
-    let keys = config
-        .keys
-        .as_ref()
-        .map_err(|e| ApiError::unavailable(format!("authority misconfigured: {e}")))?;
-    if let Err(e) = &config.retention {
-        return Err(ApiError::unavailable(format!(
-            "authority misconfigured: {e}"
-        )));
+    // Before the token: a refused configuration is no caller's business,
+    // and no caller can be authenticated without keys.
+    let Ok(keys) = &config.keys else {
+        return Err(ApiError::unavailable(NOT_SERVING));
+    };
+    if config.retention.is_err() {
+        return Err(ApiError::unavailable(NOT_SERVING));
     }
     let token = bearer(incoming.authorization)
         .map_err(|e| ApiError::new(ErrorCode::Unauthenticated, e.to_string()))?;
@@ -398,6 +414,30 @@ pub fn plan_before_body(incoming: &Incoming<'_>, config: &FrontConfig, now: u64)
     }
 }
 
+/// What a caller is told instead of an object's `503` (a store error, a
+/// witness that did not answer): the detail goes to the logs only.
+pub const OBJECT_UNAVAILABLE: &str =
+    "the authority could not answer safely now; retry (a grant with the same request id)";
+
+/// An object's answer as the caller gets it: a `503`'s message, which can
+/// carry a store's or the runtime's error text, is replaced by
+/// [`OBJECT_UNAVAILABLE`] (status, code and `Retry-After` kept), and
+/// returned for the logs; any other answer passes unchanged.
+pub fn screen_object_reply(reply: HttpReply) -> (HttpReply, Option<String>) {
+    if reply.status != 503 {
+        return (reply, None);
+    }
+    let body: serde_json::Value = serde_json::from_str(&reply.body).unwrap_or_default();
+    let detail = body["error"]["message"]
+        .as_str()
+        .map_or_else(|| reply.body.clone(), str::to_owned);
+    let mut screened = ApiError::unavailable(OBJECT_UNAVAILABLE).reply();
+    if let Some(after) = reply.header("retry-after") {
+        screened.set_header("retry-after", after);
+    }
+    (screened, Some(detail))
+}
+
 /// The answer when an object could not be reached or failed: `503
 /// unavailable` with `Retry-After`; the grant's outcome is unknown, and a
 /// retry with the same request id is safe.
@@ -515,7 +555,22 @@ mod tests {
             own_origin: "https://authority.example",
             body: Some(b""),
         };
-        assert_eq!(status(&plan(&incoming, &broken, NOW)).0, 503);
+        let reply = plan(&incoming, &broken, NOW);
+        assert_eq!(status(&reply).0, 503);
+        let Plan::Reply(reply) = reply else {
+            unreachable!()
+        };
+        assert!(reply.body.contains(NOT_SERVING), "{}", reply.body);
+        assert!(
+            !reply.body.contains("keys"),
+            "nothing about why: {}",
+            reply.body
+        );
+        assert_eq!(
+            broken.problem().as_deref(),
+            Some("RANGEID_SIGNING_KEYS: no signing keys configured")
+        );
+        assert_eq!(config().problem(), None);
     }
 
     #[test]
@@ -836,6 +891,24 @@ mod tests {
     }
 
     #[test]
+    fn an_objects_503_detail_goes_to_the_logs_only() {
+        let store = ApiError::unavailable(
+            "the authority cannot establish a safe answer: SQLITE_FULL: database or disk is full",
+        )
+        .reply();
+        let (shown, logged) = screen_object_reply(store.clone());
+        assert_eq!(shown.status, 503);
+        assert!(!shown.body.contains("SQLITE"), "{}", shown.body);
+        assert!(shown.body.contains(OBJECT_UNAVAILABLE));
+        assert_eq!(shown.header("retry-after"), store.header("retry-after"));
+        assert!(logged.unwrap().contains("SQLITE_FULL"));
+        let ok = HttpReply::json(200, &serde_json::json!({"start": "1"}));
+        assert_eq!(screen_object_reply(ok.clone()), (ok, None));
+        let refused = ApiError::namespace_not_found("orders").reply();
+        assert_eq!(screen_object_reply(refused.clone()), (refused, None));
+    }
+
+    #[test]
     fn a_misconfigured_retention_refuses_to_serve() {
         let short = FrontConfig {
             retention: Err("RANGEID_GRANT_RETENTION_SECONDS is 1".into()),
@@ -854,6 +927,14 @@ mod tests {
         assert_eq!(
             status(&plan(&incoming, &short, NOW)),
             (503, "unavailable".into())
+        );
+        let Plan::Reply(reply) = plan(&incoming, &short, NOW) else {
+            unreachable!()
+        };
+        assert!(!reply.body.contains("RETENTION"), "{}", reply.body);
+        assert_eq!(
+            short.problem().as_deref(),
+            Some("RANGEID_GRANT_RETENTION_SECONDS is 1")
         );
     }
 }

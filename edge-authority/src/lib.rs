@@ -25,6 +25,8 @@
 //! - [`response`]: error answers and CORS.
 //! - [`front`]: the front Worker's request plan.
 //! - [`settings`]: retention, audience: the environment, checked once.
+//! - `test_switches`: test-only switches, only in the test build (the
+//!   `test-switches` feature).
 #![deny(missing_docs)]
 
 pub mod api;
@@ -40,6 +42,8 @@ pub mod route;
 pub mod settings;
 pub mod store;
 pub mod summary;
+#[cfg(feature = "test-switches")]
+pub mod test_switches;
 pub mod token;
 
 #[cfg(target_arch = "wasm32")]

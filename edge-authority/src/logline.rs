@@ -1,7 +1,8 @@
 //! Structured log lines: one JSON object per line, named by `event`, for
 //! what operators act on: refused authentication, grants refused by the
 //! namespace (exhausted, frozen, conflict, another owner's key) and the
-//! restore fence (witness unreachable, a start that moved forward). Token
+//! restore fence (witness unreachable, a start that moved forward), a
+//! refused configuration and the details of `503`s callers are not shown. Token
 //! contents never appear: authentication failures carry the reason's
 //! text only (never the header), grant refusals the token's `sub`.
 
@@ -72,6 +73,18 @@ pub fn witness_behind(namespace: &str) -> String {
     json!({"event": "witness_behind", "namespace": namespace}).to_string()
 }
 
+/// The line for a configuration the authority refuses to serve with
+/// (callers get a generic `503`): why, for the operator.
+pub fn config_refused(reason: &str) -> String {
+    json!({"event": "config_refused", "reason": reason}).to_string()
+}
+
+/// The line for a `503` whose detail callers are not shown (a store or
+/// runtime error): where it came from and what it said.
+pub fn unavailable(source: &str, detail: &str) -> String {
+    json!({"event": "unavailable", "source": source, "detail": detail}).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,5 +124,16 @@ mod tests {
         let v: serde_json::Value =
             serde_json::from_str(&fence_start("orders", 1 << 64, true)).unwrap();
         assert_eq!(v["skipped"], "18446744073709551616");
+        let v: serde_json::Value = serde_json::from_str(&config_refused(
+            "RANGEID_SIGNING_KEYS: kid \"a\" is given twice",
+        ))
+        .unwrap();
+        assert_eq!(v["event"], "config_refused");
+        let v: serde_json::Value =
+            serde_json::from_str(&unavailable("namespace orders", "SQLITE_FULL")).unwrap();
+        assert_eq!(
+            (v["event"].as_str(), v["detail"].as_str()),
+            (Some("unavailable"), Some("SQLITE_FULL"))
+        );
     }
 }

@@ -315,7 +315,7 @@ pub fn document() -> Value {
                 a replay by the same token subject within that time gets the same range.",
         },
         "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT (HS256, kid)"}},
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT (HS256 or EdDSA, kid)"}},
             "schemas": schemas(),
         },
         "paths": {

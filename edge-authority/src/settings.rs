@@ -1,5 +1,6 @@
 //! The authority's settings from its environment, checked once: grant
-//! retention, the token audience, allowed origins.
+//! retention, the token audience. (Test-only settings are elsewhere, in
+//! `test_switches`, compiled only into the test build.)
 
 /// The shortest grant retention accepted: one hour, well above the
 /// client's longest retry of one request id (10 minutes), so a retry never
@@ -13,27 +14,27 @@ pub const DEFAULT_RETENTION_SECS: u64 = 86_400;
 /// the alarm's millisecond arithmetic long before it meant anything).
 pub const MAX_RETENTION_SECS: u64 = 10 * 365 * 86_400;
 
-/// The grant retention from `RANGEID_GRANT_RETENTION_SECONDS` (default 24
-/// hours, at least an hour) or, for tests of pruning only,
-/// `RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS` (any whole number of
-/// seconds, at least 1), which wins when set.
-pub fn grant_retention(configured: Option<&str>, test_only: Option<&str>) -> Result<u64, String> {
-    let parse = |name: &str, v: &str| {
-        v.trim()
-            .parse::<u64>()
-            .ok()
-            .filter(|&s| s > 0 && s <= MAX_RETENTION_SECS)
-            .ok_or_else(|| {
-                format!("{name} must be a whole number of seconds up to {MAX_RETENTION_SECS}, got {v:?}")
-            })
-    };
-    if let Some(v) = test_only.filter(|v| !v.trim().is_empty()) {
-        return parse("RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS", v);
-    }
+/// A whole number of seconds, 1 to [`MAX_RETENTION_SECS`], from the
+/// variable `name`'s text `v`.
+pub(crate) fn seconds(name: &str, v: &str) -> Result<u64, String> {
+    v.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|&s| s > 0 && s <= MAX_RETENTION_SECS)
+        .ok_or_else(|| {
+            format!(
+                "{name} must be a whole number of seconds up to {MAX_RETENTION_SECS}, got {v:?}"
+            )
+        })
+}
+
+/// The grant retention from `RANGEID_GRANT_RETENTION_SECONDS`: 24 hours
+/// when unset or empty, at least an hour.
+pub fn grant_retention(configured: Option<&str>) -> Result<u64, String> {
     let Some(v) = configured.filter(|v| !v.trim().is_empty()) else {
         return Ok(DEFAULT_RETENTION_SECS);
     };
-    let secs = parse("RANGEID_GRANT_RETENTION_SECONDS", v)?;
+    let secs = seconds("RANGEID_GRANT_RETENTION_SECONDS", v)?;
     if secs < MIN_RETENTION_SECS {
         return Err(format!(
             "RANGEID_GRANT_RETENTION_SECONDS is {secs}; it must be at least {MIN_RETENTION_SECS} \
@@ -86,24 +87,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn retention_is_at_least_an_hour_unless_a_test_says_so() {
-        assert_eq!(grant_retention(None, None), Ok(86_400));
-        assert_eq!(grant_retention(Some("7200"), None), Ok(7_200));
-        assert!(grant_retention(Some("1"), None)
+    fn retention_is_at_least_an_hour() {
+        assert_eq!(grant_retention(None), Ok(86_400));
+        assert_eq!(grant_retention(Some(" ")), Ok(86_400));
+        assert_eq!(grant_retention(Some("7200")), Ok(7_200));
+        assert!(grant_retention(Some("1"))
             .unwrap_err()
             .contains("at least 3600"));
-        assert!(grant_retention(Some("3599"), None).is_err());
+        assert!(grant_retention(Some("3599")).is_err());
         assert_eq!(
-            grant_retention(Some(&MAX_RETENTION_SECS.to_string()), None),
+            grant_retention(Some(&MAX_RETENTION_SECS.to_string())),
             Ok(MAX_RETENTION_SECS)
         );
         for huge in ["315360001", "9223372036854775808", "18446744073709551615"] {
-            assert!(grant_retention(Some(huge), None).is_err(), "{huge}");
+            assert!(grant_retention(Some(huge)).is_err(), "{huge}");
         }
-        assert!(grant_retention(Some("-5"), None).is_err());
-        assert!(grant_retention(Some("1d"), None).is_err());
-        assert_eq!(grant_retention(Some("1"), Some("2")), Ok(2));
-        assert!(grant_retention(None, Some("0")).is_err());
+        assert!(grant_retention(Some("-5")).is_err());
+        assert!(grant_retention(Some("1d")).is_err());
         assert_eq!(audience(Some(" rangeid ")), Some("rangeid".into()));
         assert_eq!(audience(Some("")), None);
     }

@@ -168,7 +168,11 @@ fn to_response(reply: HttpReply) -> worker::Result<Response> {
 fn reply_or_unavailable(r: worker::Result<Response>) -> worker::Result<Response> {
     match r {
         Ok(resp) => Ok(resp),
-        Err(e) => to_response(ApiError::unavailable(format!("internal error: {e}")).reply()),
+        Err(e) => {
+            // The runtime's error text is for the logs, not the caller.
+            worker::console_error!("{}", logline::unavailable("runtime", &e.to_string()));
+            to_response(ApiError::unavailable(front::NOT_SERVING).reply())
+        }
     }
 }
 
@@ -188,11 +192,31 @@ fn env_text(env: &Env, name: &str) -> Option<String> {
         .and_then(|v| v.as_string())
 }
 
+/// The grant retention in seconds, from the environment's texts, checked:
+/// `RANGEID_GRANT_RETENTION_SECONDS`, or in the test build its test-only
+/// override when set.
+fn grant_retention(configured: Option<&str>, _test_only: Option<&str>) -> Result<u64, String> {
+    #[cfg(feature = "test-switches")]
+    if let Some(secs) = crate::test_switches::grant_retention(_test_only) {
+        return secs;
+    }
+    settings::grant_retention(configured)
+}
+
+/// The text of the test-only retention override (always `None` in the
+/// production build, which does not know the variable).
+fn test_retention_text(_env: &Env) -> Option<String> {
+    #[cfg(feature = "test-switches")]
+    return env_text(_env, crate::test_switches::GRANT_RETENTION_SECONDS);
+    #[cfg(not(feature = "test-switches"))]
+    None
+}
+
 /// The grant retention in ms, from the environment, checked.
 fn retention_ms(env: &Env) -> Result<i64, String> {
-    settings::grant_retention(
+    grant_retention(
         env_text(env, "RANGEID_GRANT_RETENTION_SECONDS").as_deref(),
-        env_text(env, "RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS").as_deref(),
+        test_retention_text(env).as_deref(),
     )
     .map(|s| (s as i64).saturating_mul(1000))
 }
@@ -742,67 +766,79 @@ impl Namespace {
 pub struct Fence {
     sql: DoSql,
     schema: Result<(), StoreError>,
-    unavailable: bool,
-    // Test-only: how many more raises this instance acknowledges.
+    /// How this witness misbehaves on purpose (test build only).
+    #[cfg(feature = "test-switches")]
+    switches: crate::test_switches::Witness,
+    /// How many more raises this instance acknowledges (test build only).
+    #[cfg(feature = "test-switches")]
     raises_left: Cell<Option<u64>>,
-    // Test-only: every raise marks the whole namespace (the benchmark's
-    // baseline without the fence's round trips).
-    marks_all: bool,
 }
 
 impl DurableObject for Fence {
-    fn new(state: State, env: Env) -> Self {
+    fn new(state: State, _env: Env) -> Self {
         let sql = DoSql::new(&state);
         let schema = store::migrate(&sql, store::FENCE_MIGRATIONS);
-        // Test-only: a witness that cannot be reached, for the drill that
-        // shows grants stop (503) rather than pass the fence.
-        let unavailable = env_text(&env, "RANGEID_TEST_ONLY_WITNESS_DOWN").as_deref() == Some("1");
-        // Test-only: a witness that goes down after acknowledging this many
-        // raises, for the drill that grants straddling the mark stop there.
-        let raises_left =
-            env_text(&env, "RANGEID_TEST_ONLY_WITNESS_RAISES").and_then(|v| v.parse().ok());
-        let marks_all = env_text(&env, "RANGEID_TEST_ONLY_FENCE_OFF").as_deref() == Some("1");
+        #[cfg(feature = "test-switches")]
+        let switches = crate::test_switches::Witness::from_env(|name| env_text(&_env, name));
         Self {
             sql,
             schema,
-            unavailable,
-            raises_left: Cell::new(raises_left),
-            marks_all,
+            #[cfg(feature = "test-switches")]
+            switches,
+            #[cfg(feature = "test-switches")]
+            raises_left: Cell::new(switches.raises_left),
         }
     }
 
     async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
-        let down = || {
-            Err(worker::Error::RustError(
-                "witness down (test setting)".into(),
-            ))
-        };
-        if self.unavailable {
-            return down();
+        #[cfg(feature = "test-switches")]
+        if self.switches.down {
+            return Err(worker::Error::RustError(
+                "witness down (test switch)".into(),
+            ));
         }
         let reply = match (&self.schema, object_body(&mut req).await) {
             (Err(e), _) => ApiError::unavailable(format!("storage not ready: {e}")).reply(),
             (_, Err(reply)) => reply,
             (Ok(()), Ok(bytes)) => match serde_json::from_slice::<FenceRequest>(&bytes) {
                 Err(e) => ApiError::unavailable(format!("bad fence request: {e}")).reply(),
-                Ok(mut request) => {
-                    if self.marks_all && matches!(request, FenceRequest::Raise { .. }) {
-                        request = FenceRequest::Raise {
-                            to: DecBound(1 << 64),
-                        };
-                    }
-                    if matches!(request, FenceRequest::Raise { .. }) {
-                        match self.raises_left.get() {
-                            Some(0) => return down(),
-                            Some(n) => self.raises_left.set(Some(n - 1)),
-                            None => {}
+                Ok(request) => {
+                    #[cfg(feature = "test-switches")]
+                    let request = match self.test_switched(request) {
+                        Some(r) => r,
+                        None => {
+                            return Err(worker::Error::RustError(
+                                "witness down after its raises (test switch)".into(),
+                            ))
                         }
-                    }
+                    };
                     object::witness::handle(&self.sql, &request)
                 }
             },
         };
         reply_or_unavailable(to_response(reply))
+    }
+}
+
+#[cfg(feature = "test-switches")]
+impl Fence {
+    /// `request` as the test switches change it, or `None` when this
+    /// witness has acknowledged all the raises it was allowed.
+    fn test_switched(&self, mut request: FenceRequest) -> Option<FenceRequest> {
+        if !matches!(request, FenceRequest::Raise { .. }) {
+            return Some(request);
+        }
+        if self.switches.marks_all {
+            request = FenceRequest::Raise {
+                to: DecBound(1 << 64),
+            };
+        }
+        match self.raises_left.get() {
+            Some(0) => return None,
+            Some(n) => self.raises_left.set(Some(n - 1)),
+            None => {}
+        }
+        Some(request)
     }
 }
 
@@ -856,7 +892,7 @@ fn front_config(env: &Env) -> Rc<FrontConfig> {
         env_text(env, "RANGEID_CORS_ORIGINS"),
         env_text(env, "RANGEID_TOKEN_AUDIENCE"),
         env_text(env, "RANGEID_GRANT_RETENTION_SECONDS"),
-        env_text(env, "RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS"),
+        test_retention_text(env),
     ];
     CONFIG.with(|cell| {
         let mut cached = cell.borrow_mut();
@@ -873,7 +909,7 @@ fn front_config(env: &Env) -> Rc<FrontConfig> {
             keys,
             cors: Cors::parse(texts[1].as_deref().unwrap_or("")),
             audience: settings::audience(texts[2].as_deref()),
-            retention: settings::grant_retention(texts[3].as_deref(), texts[4].as_deref()),
+            retention: grant_retention(texts[3].as_deref(), texts[4].as_deref()),
         });
         *cached = Some(CachedConfig {
             texts,
@@ -917,7 +953,14 @@ async fn call_namespace(env: &Env, ns: &NsName, request: &ObjectRequest) -> Http
         Err(e) => return ApiError::unavailable(format!("could not encode: {e}")).reply(),
     };
     match call(env, NAMESPACE_BINDING, ns.as_str(), payload).await {
-        Ok(reply) => reply,
+        Ok(reply) => {
+            let (reply, detail) = front::screen_object_reply(reply);
+            if let Some(detail) = detail {
+                let source = format!("namespace {ns}");
+                worker::console_error!("{}", logline::unavailable(&source, &detail));
+            }
+            reply
+        }
         Err(e) => {
             worker::console_error!("namespace object {ns}: {e}");
             front::object_failed(&e)
@@ -930,7 +973,13 @@ async fn call_registry(env: &Env, request: &RegistryRequest) -> Result<HttpReply
         .map_err(|e| ApiError::unavailable(format!("could not encode: {e}")).reply())?;
     match call(env, REGISTRY_BINDING, REGISTRY_NAME, payload).await {
         Ok(reply) if reply.status == 200 => Ok(reply),
-        Ok(reply) => Err(reply),
+        Ok(reply) => {
+            let (reply, detail) = front::screen_object_reply(reply);
+            if let Some(detail) = detail {
+                worker::console_error!("{}", logline::unavailable("registry", &detail));
+            }
+            Err(reply)
+        }
         Err(e) => {
             worker::console_error!("registry: {e}");
             Err(front::object_failed(&e))
@@ -1085,6 +1134,11 @@ async fn handle(mut req: Request, env: &Env) -> HttpReply {
             )
         }
     };
+    if let (Some(problem), Plan::Reply(reply)) = (config.problem(), &plan) {
+        if reply.status == 503 {
+            worker::console_error!("{}", logline::config_refused(&problem));
+        }
+    }
     let mut reply = execute(plan, env).await;
     config.cors.decorate(origin.as_deref(), &mut reply);
     if method == "HEAD" {

@@ -13,7 +13,12 @@
 //!   documented boundaries; the token length limit is exact.
 //! - A key map is accepted exactly when it is a non-empty object of valid
 //!   kids to keys of at least 32 bytes with no kid given twice (however it
-//!   is spelt).
+//!   is spelt); a JWK entry exactly when it is an HS256 secret or an
+//!   Ed25519 public key (never a private one) as documented.
+//! - A token verifies only with the key its kid names and only if its alg
+//!   is that key's (HS256 keyed with an Ed25519 public key, EdDSA under an
+//!   HS256 kid, a kid removed by rotation: all refused as a bad signature).
+//! - A token may not live longer than its role's cap.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -21,8 +26,8 @@ use hmac::{Hmac, Mac};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use rangeid_authority::token::{
-    bearer, mint_with, verify, Claims, Keyring, Role, Scope, TokenError, MAX_NAMESPACES,
-    MAX_SUB_LEN, MAX_TOKEN_LEN, MIN_KEY_LEN, NBF_LEEWAY_SECS,
+    bearer, ed25519_public, mint_with, verify, Claims, Key, Keyring, Role, Scope, SigningKey,
+    TokenError, CLOCK_SKEW_SECS, MAX_NAMESPACES, MAX_SUB_LEN, MAX_TOKEN_LEN, MIN_KEY_LEN,
 };
 use rangeid_core::Namespace;
 use serde_json::{json, Value};
@@ -31,10 +36,57 @@ const KID: &str = "k1";
 const KEY: &str = "0123456789abcdef0123456789abcdef";
 const OTHER_KID: &str = "k-2";
 const OTHER_KEY: &str = "fedcba9876543210fedcba9876543210-second";
+const ED_KID: &str = "ed-2026";
+/// The Ed25519 private key's seed; the map holds only its public half.
+const ED_SEED: [u8; 32] = [42; 32];
 const NAMESPACE: &str = "[a-z0-9][a-z0-9._-]{0,62}";
 
+/// The Ed25519 key's map entry: its public half, as a JWK.
+fn ed_entry() -> Value {
+    json!({"kty": "OKP", "crv": "Ed25519", "x": b64(&ed25519_public(&ED_SEED)), "created": 1_780_000_000})
+}
+
+/// Two HS256 keys and an Ed25519 one, as during a rotation.
 fn keys() -> Keyring {
-    Keyring::from_json(&json!({ KID: KEY, OTHER_KID: OTHER_KEY }).to_string()).unwrap()
+    Keyring::from_json(&json!({ KID: KEY, OTHER_KID: OTHER_KEY, ED_KID: ed_entry() }).to_string())
+        .unwrap()
+}
+
+/// The map without `kid`, as after a rotation removed it.
+fn keys_without(kid: &str) -> Keyring {
+    let mut map = json!({ KID: KEY, OTHER_KID: OTHER_KEY, ED_KID: ed_entry() });
+    map.as_object_mut().unwrap().remove(kid);
+    Keyring::from_json(&map.to_string()).unwrap()
+}
+
+/// Which of the three keys signs.
+#[derive(Clone, Copy, Debug)]
+enum Signer {
+    Hs,
+    OtherHs,
+    Ed,
+}
+
+impl Signer {
+    fn kid(self) -> &'static str {
+        match self {
+            Signer::Hs => KID,
+            Signer::OtherHs => OTHER_KID,
+            Signer::Ed => ED_KID,
+        }
+    }
+
+    fn key(self) -> SigningKey<'static> {
+        match self {
+            Signer::Hs => SigningKey::Hs256(KEY.as_bytes()),
+            Signer::OtherHs => SigningKey::Hs256(OTHER_KEY.as_bytes()),
+            Signer::Ed => SigningKey::Ed25519(&ED_SEED),
+        }
+    }
+}
+
+fn signer() -> impl Strategy<Value = Signer> {
+    prop::sample::select(&[Signer::Hs, Signer::OtherHs, Signer::Ed][..])
 }
 
 fn b64(bytes: &[u8]) -> String {
@@ -66,13 +118,18 @@ fn ns_ok(ns: &[String]) -> bool {
             && ns.iter().all(|n| Namespace::new(n).is_ok()))
 }
 
+/// The latest `exp` a token of `role` may have at `now`.
+fn latest_exp(role: Role, now: u64) -> u64 {
+    now.saturating_add(role.max_lifetime_secs() + CLOCK_SKEW_SECS)
+}
+
 /// What `verify` may ever hand back.
 fn valid_claims(c: &Claims, now: u64) -> bool {
     let ns_fine = match &c.ns {
         Scope::All => true,
         Scope::Only(list) => (1..=MAX_NAMESPACES).contains(&list.len()),
     };
-    sub_ok(&c.sub) && ns_fine && c.exp > now
+    sub_ok(&c.sub) && ns_fine && c.exp > now && c.exp <= latest_exp(c.role, now)
 }
 
 // ---- strategies ----
@@ -103,13 +160,19 @@ fn sub() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Claims valid at `now` (`now` below `u64::MAX`): `exp` from just after
+/// `now` to the last second the role's cap allows.
 fn claims(now: u64) -> impl Strategy<Value = Claims> {
-    let exp = prop_oneof![
-        now.saturating_add(1)..=u64::MAX,
-        Just(now.saturating_add(1)),
-        Just(u64::MAX),
-    ];
-    (sub(), role(), scope(), exp).prop_map(|(sub, role, ns, exp)| Claims { sub, role, ns, exp })
+    (sub(), role(), scope()).prop_flat_map(move |(sub, role, ns)| {
+        let last = latest_exp(role, now);
+        let exp = prop_oneof![now + 1..=last, Just(now + 1), Just(last),];
+        exp.prop_map(move |exp| Claims {
+            sub: sub.clone(),
+            role,
+            ns: ns.clone(),
+            exp,
+        })
+    })
 }
 
 /// A time to verify at, and a token minted to be valid then.
@@ -118,6 +181,7 @@ struct Minted {
     now: u64,
     claims: Claims,
     aud: Option<String>,
+    signer: Signer,
     token: String,
 }
 
@@ -131,24 +195,20 @@ fn minted() -> impl Strategy<Value = Minted> {
             Just(now),
             claims(now),
             prop::option::of(prop_oneof![
-                0..=now.saturating_add(NBF_LEEWAY_SECS),
-                Just(now.saturating_add(NBF_LEEWAY_SECS)),
+                0..=now.saturating_add(CLOCK_SKEW_SECS),
+                Just(now.saturating_add(CLOCK_SKEW_SECS)),
             ]),
             prop::option::of("\\PC{0,24}"),
-            any::<bool>(),
+            signer(),
         )
     })
-    .prop_map(|(now, claims, nbf, aud, other)| {
-        let (kid, key) = if other {
-            (OTHER_KID, OTHER_KEY)
-        } else {
-            (KID, KEY)
-        };
-        let token = mint_with(&claims, kid, key.as_bytes(), nbf, aud.as_deref());
+    .prop_map(|(now, claims, nbf, aud, signer)| {
+        let token = mint_with(&claims, signer.kid(), signer.key(), nbf, aud.as_deref());
         Minted {
             now,
             claims,
             aud,
+            signer,
             token,
         }
     })
@@ -163,7 +223,9 @@ fn token_ish() -> impl Strategy<Value = String> {
                 "HS256", "none", "None", "HS512", "RS256", "ES256", "EdDSA", "hs256", "",
             ][..],
         ),
-        prop::option::of(prop::sample::select(&[KID, OTHER_KID, "k9", ""][..])),
+        prop::option::of(prop::sample::select(
+            &[KID, OTHER_KID, ED_KID, "k9", ""][..],
+        )),
         prop::option::of(prop::sample::select(&["JWT", "jwt", "JOSE", ""][..])),
     )
         .prop_map(|(alg, kid, typ)| {
@@ -371,12 +433,14 @@ proptest! {
     /// Tokens signed with a configured key are accepted exactly when their
     /// claims follow the documented rules: `sub` 1 to 128 bytes with no
     /// control character, `role` one of three, `ns` `["*"]` or 1 to 256
-    /// valid names, `exp` an integer still ahead; other claims are ignored.
+    /// valid names, `exp` an integer still ahead and within the role's
+    /// lifetime cap; other claims are ignored.
     #[test]
     fn signed_claims_follow_the_rules(
         (payload, fine) in payload(),
         exp in prop_oneof![
-            3 => (1_800_000_001u64..=u64::MAX).prop_map(|e| (json!(e), Some(e))),
+            3 => (1_800_000_001u64..=1_800_000_000 + 400 * 86_400).prop_map(|e| (json!(e), Some(e))),
+            1 => (1_800_000_001u64..=u64::MAX).prop_map(|e| (json!(e), Some(e))),
             1 => (0u64..=1_800_000_000).prop_map(|e| (json!(e), Some(e))),
             1 => prop::sample::select(vec![json!("1900000000"), json!(1.9e9), json!(-5), json!(null)])
                 .prop_map(|v| (v, None)),
@@ -394,7 +458,11 @@ proptest! {
         let token = forge(&header(), &p.to_string(), KEY.as_bytes());
         prop_assume!(token.len() <= MAX_TOKEN_LEN);
         let got = verify(&token, &keys(), None, NOW);
+        let role = p["role"].as_str().and_then(Role::parse);
         match (fine, exp_value) {
+            (true, Some(exp)) if exp > NOW && role.is_some_and(|r| exp > latest_exp(r, NOW)) => {
+                prop_assert_eq!(got, Err(TokenError::LifetimeTooLong(role.unwrap())), "{}", p)
+            }
             (true, Some(exp)) if exp > NOW => {
                 let c = got.map_err(|e| TestCaseError::fail(format!("{p}: {e:?}")))?;
                 prop_assert_eq!(c.sub.as_str(), p["sub"].as_str().unwrap());
@@ -424,16 +492,24 @@ proptest! {
         }
     }
 
-    /// `exp` is exclusive, `nbf` has exactly 60 s of skew, and a configured
-    /// audience must be named: each decides alone at its boundary, and the
-    /// token is accepted exactly when all three hold.
+    /// `exp` is exclusive, `nbf` has exactly 60 s of skew, a configured
+    /// audience must be named, and `exp` may be at most the role's cap and
+    /// 60 s ahead: each decides alone at its boundary, and the token is
+    /// accepted exactly when all four hold.
     #[test]
     fn time_and_audience_boundaries_are_exact(
         now in prop_oneof![
             3 => 1_000u64..=4_000_000_000,
             1 => prop::sample::select(vec![0, 59, 60, 61, u64::MAX - 61, u64::MAX - 60, u64::MAX - 1]),
         ],
-        exp_delta in prop_oneof![3 => -2i128..=2, 1 => -1_000_000i128..=1_000_000],
+        exp_delta in prop_oneof![
+            3 => -2i128..=2,
+            1 => -1_000_000i128..=1_000_000,
+            1 => {
+                let last = i128::from(Role::Reader.max_lifetime_secs() + CLOCK_SKEW_SECS);
+                last - 2..=last + 2
+            },
+        ],
         nbf in prop::option::of(prop_oneof![3 => -2i128..=2, 1 => -1_000_000i128..=1_000_000]),
         token_aud in prop::option::of(prop::sample::select(&["rangeid-prod", "rangeid-staging", ""][..])),
         want_aud in prop::option::of(prop::sample::select(&["rangeid-prod", "rangeid-staging", ""][..])),
@@ -443,22 +519,27 @@ proptest! {
         // exp relative to now; nbf relative to the last accepted instant,
         // now + 60.
         let exp = to_u64(i128::from(now) + exp_delta);
-        let nbf = nbf.map(|d| to_u64(i128::from(now) + i128::from(NBF_LEEWAY_SECS) + d));
+        let nbf = nbf.map(|d| to_u64(i128::from(now) + i128::from(CLOCK_SKEW_SECS) + d));
         let (Some(exp), Some(nbf)) = (exp, nbf.map_or(Some(None), |n| n.map(Some))) else {
             return Ok(());
         };
         let claims = Claims { sub, role: Role::Reader, ns: Scope::All, exp };
-        let token = mint_with(&claims, KID, KEY.as_bytes(), nbf, token_aud);
+        let token = mint_with(&claims, KID, SigningKey::Hs256(KEY.as_bytes()), nbf, token_aud);
         let got = verify(&token, &keys(), want_aud, now);
 
         let live = now < exp;
-        let started = nbf.is_none_or(|n| u128::from(n) <= u128::from(now) + u128::from(NBF_LEEWAY_SECS));
+        let started = nbf.is_none_or(|n| u128::from(n) <= u128::from(now) + u128::from(CLOCK_SKEW_SECS));
         let for_us = want_aud.is_none_or(|w| token_aud == Some(w));
-        match (live, started, for_us) {
-            (true, true, true) => prop_assert_eq!(got, Ok(claims)),
-            (false, true, true) => prop_assert_eq!(got, Err(TokenError::Expired)),
-            (true, false, true) => prop_assert_eq!(got, Err(TokenError::NotYetValid)),
-            (true, true, false) => prop_assert_eq!(got, Err(TokenError::WrongAudience)),
+        let capped = u128::from(exp)
+            <= u128::from(now) + u128::from(Role::Reader.max_lifetime_secs() + CLOCK_SKEW_SECS);
+        match (live, started, for_us, capped) {
+            (true, true, true, true) => prop_assert_eq!(got, Ok(claims)),
+            (false, true, true, _) => prop_assert_eq!(got, Err(TokenError::Expired)),
+            (true, false, true, true) => prop_assert_eq!(got, Err(TokenError::NotYetValid)),
+            (true, true, false, true) => prop_assert_eq!(got, Err(TokenError::WrongAudience)),
+            (true, true, true, false) => {
+                prop_assert_eq!(got, Err(TokenError::LifetimeTooLong(Role::Reader)))
+            }
             _ => prop_assert!(got.is_err(), "{:?}", got),
         }
     }
@@ -468,7 +549,7 @@ proptest! {
     #[test]
     fn the_length_limit_is_exact(pad in 2_900usize..2_970) {
         let payload = json!({
-            "sub": "x", "role": "admin", "ns": ["*"], "exp": 4_000_000_000u64,
+            "sub": "x", "role": "admin", "ns": ["*"], "exp": 1_800_003_600u64,
             "pad": "p".repeat(pad),
         });
         let token = forge(&header(), &payload.to_string(), KEY.as_bytes());
@@ -576,7 +657,7 @@ proptest! {
             Ok(ring) => {
                 prop_assert!(ok, "accepted {}", text);
                 for (kid, _, key) in &entries {
-                    prop_assert_eq!(ring.get(kid), Some(key.as_bytes()));
+                    prop_assert_eq!(ring.get(kid), Some(&Key::Hs256(key.as_bytes().to_vec())));
                     let shown = format!("{ring:?}");
                     prop_assert!(!shown.contains(key.as_str()), "{} shows a key", shown);
                 }
@@ -609,5 +690,170 @@ proptest! {
             let shown = format!("{ring:?}");
             prop_assert!(shown.starts_with("Keyring"));
         }
+    }
+
+    /// A token verifies only with the key its kid names, and only when its
+    /// alg is that key's: the same claims signed by the other kind of key
+    /// under the kid (HS256 keyed with the Ed25519 public key's bytes, or
+    /// EdDSA under an HS256 kid), or under a kid a rotation removed, are
+    /// refused as a bad signature, the answer an unknown kid gets.
+    #[test]
+    fn a_token_verifies_only_with_its_kids_own_key(m in minted()) {
+        prop_assume!(verify(&m.token, &keys(), None, m.now).is_ok());
+        let kid = m.signer.kid();
+        let public = ed25519_public(&ED_SEED);
+        let confused = match m.signer {
+            Signer::Ed => vec![
+                mint_with(&m.claims, kid, SigningKey::Hs256(&public), None, None),
+                mint_with(&m.claims, kid, SigningKey::Hs256(b64(&public).as_bytes()), None, None),
+            ],
+            _ => vec![mint_with(&m.claims, kid, SigningKey::Ed25519(&ED_SEED), None, None)],
+        };
+        for t in confused {
+            prop_assert_eq!(verify(&t, &keys(), None, m.now), Err(TokenError::BadSignature));
+        }
+        prop_assert_eq!(
+            verify(&m.token, &keys_without(kid), m.aud.as_deref(), m.now),
+            Err(TokenError::BadSignature)
+        );
+        // The other keys still verify their own tokens after the rotation.
+        for other in [Signer::Hs, Signer::OtherHs, Signer::Ed] {
+            if other.kid() != kid {
+                let t = mint_with(&m.claims, other.kid(), other.key(), None, None);
+                prop_assert_eq!(verify(&t, &keys_without(kid), None, m.now), Ok(m.claims.clone()));
+            }
+        }
+    }
+
+    /// A JWK entry is accepted exactly when it is an HS256 secret
+    /// (`kty` oct, `k` of at least 32 bytes) or an Ed25519 public key
+    /// (`kty` OKP, `crv` Ed25519, `x` a valid key not of small order, no
+    /// `d`), with a matching `alg` if any, a whole-number `created` if any,
+    /// and no other field. Entries start valid, of either kind, and have
+    /// up to three of their fields changed to something else.
+    #[test]
+    fn jwk_entries_follow_the_rules(
+        okp in any::<bool>(),
+        changed in prop::collection::btree_set(0usize..8, 0..=3),
+        named_alg in any::<bool>(),
+        good_k in prop::collection::vec(any::<u8>(), 32..64),
+        good_x in any::<[u8; 32]>(),
+        good_created in prop::option::of(any::<u64>()),
+        other_kty in prop::option::of(prop::sample::select(&["oct", "OKP", "RSA", "EC", ""][..])),
+        other_crv in prop::option::of(prop::sample::select(&["Ed25519", "X25519", "ed25519"][..])),
+        other_alg in prop::option::of(prop::sample::select(&["HS256", "EdDSA", "none", "RS256"][..])),
+        other_k in prop::option::of(prop_oneof![
+            1 => prop::collection::vec(any::<u8>(), 32..64).prop_map(|b| (b64(&b), true)),
+            2 => prop::collection::vec(any::<u8>(), 0..32).prop_map(|b| (b64(&b), false)),
+            1 => "[A-Za-z0-9+/=]{43,44}".prop_map(|t| {
+                let ok = URL_SAFE_NO_PAD.decode(&t).is_ok_and(|b| b.len() >= MIN_KEY_LEN);
+                (t, ok)
+            }),
+        ]),
+        other_x in prop::option::of(prop_oneof![
+            1 => any::<[u8; 32]>().prop_map(|seed| (b64(&ed25519_public(&seed)), true)),
+            // y = 0: a point of order 4.
+            1 => Just((b64(&[0u8; 32]), false)),
+            // The identity point's encoding: of small order too.
+            1 => Just((b64(&{ let mut id = [0u8; 32]; id[0] = 1; id }), false)),
+            1 => prop::collection::vec(any::<u8>(), 0..40)
+                .prop_filter("not 32 bytes", |b| b.len() != 32)
+                .prop_map(|b| (b64(&b), false)),
+        ]),
+        other_created in prop_oneof![
+            1 => any::<u64>().prop_map(|c| (json!(c), true)),
+            3 => prop::sample::select(vec![json!(-1), json!(1.5), json!("1780000000"), json!(null)])
+                .prop_map(|c| (c, false)),
+        ],
+        extra_name in prop::sample::select(&["use", "kid", "key_ops", "y"][..]),
+    ) {
+        let own = if okp { "EdDSA" } else { "HS256" };
+        let kty = if changed.contains(&0) { other_kty } else { Some(if okp { "OKP" } else { "oct" }) };
+        let crv = if changed.contains(&1) { other_crv } else { okp.then_some("Ed25519") };
+        let alg = if changed.contains(&2) { other_alg } else { named_alg.then_some(own) };
+        let k = if changed.contains(&3) {
+            other_k
+        } else {
+            (!okp).then(|| (b64(&good_k), true))
+        };
+        let x = if changed.contains(&4) {
+            other_x
+        } else {
+            okp.then(|| (b64(&ed25519_public(&good_x)), true))
+        };
+        let d = changed.contains(&5);
+        let created = if changed.contains(&6) {
+            Some(other_created)
+        } else {
+            good_created.map(|c| (json!(c), true))
+        };
+        let extra = changed.contains(&7).then_some(extra_name);
+        let mut jwk = serde_json::Map::new();
+        let mut put = |name: &str, v: Value| {
+            jwk.insert(name.into(), v);
+        };
+        if let Some(kty) = kty { put("kty", json!(kty)); }
+        if let Some(crv) = crv { put("crv", json!(crv)); }
+        if let Some(alg) = alg { put("alg", json!(alg)); }
+        if let Some((k, _)) = &k { put("k", json!(k)); }
+        if let Some((x, _)) = &x { put("x", json!(x)); }
+        if d { put("d", json!(b64(&ED_SEED))); }
+        if let Some((c, _)) = &created { put("created", c.clone()); }
+        if let Some(extra) = extra { put(extra, json!("x")); }
+        let created_ok = created.as_ref().is_none_or(|(_, ok)| *ok);
+        let hs = kty == Some("oct")
+            && alg.is_none_or(|a| a == "HS256")
+            && crv.is_none() && x.is_none() && !d
+            && k.as_ref().is_some_and(|(_, ok)| *ok);
+        let ed = kty == Some("OKP")
+            && alg.is_none_or(|a| a == "EdDSA")
+            && crv == Some("Ed25519") && k.is_none() && !d
+            && x.as_ref().is_some_and(|(_, ok)| *ok);
+        let ok = extra.is_none() && created_ok && (hs || ed);
+        let text = json!({ "a": Value::Object(jwk.clone()) }).to_string();
+        match Keyring::from_json(&text) {
+            Ok(ring) => {
+                prop_assert!(ok, "accepted {}", text);
+                let key = ring.get("a").unwrap();
+                prop_assert_eq!(key.alg(), if hs { "HS256" } else { "EdDSA" });
+                prop_assert_eq!(ring.created("a"), created.and_then(|(c, _)| c.as_u64()));
+                let shown = format!("{ring:?}");
+                for secret in ["k", "x"] {
+                    if let Some(v) = jwk.get(secret).and_then(Value::as_str) {
+                        prop_assert!(!shown.contains(v), "{} shows key material", shown);
+                    }
+                }
+            }
+            Err(e) => {
+                prop_assert!(!ok, "refused {}: {}", text, e);
+                if d && kty == Some("OKP") && extra.is_none() && created_ok
+                    && crv == Some("Ed25519") && alg.is_none_or(|a| a == "EdDSA")
+                {
+                    prop_assert!(e.0.contains("private key"), "{}", e);
+                }
+            }
+        }
+    }
+}
+
+/// The key maps of `tests/fixtures/key-maps.json`, which the `rangeid`
+/// command's tests read too: the authority accepts exactly those marked so.
+#[test]
+fn shared_key_map_cases() {
+    let fixture: Value =
+        serde_json::from_str(include_str!("../../tests/fixtures/key-maps.json")).unwrap();
+    let cases = fixture["cases"].as_array().unwrap();
+    assert!(cases.len() >= 30);
+    for case in cases {
+        let (name, text) = (
+            case["name"].as_str().unwrap(),
+            case["text"].as_str().unwrap(),
+        );
+        let got = Keyring::from_json(text);
+        assert_eq!(
+            got.is_ok(),
+            case["authority"] == "ok",
+            "{name}: {text} -> {got:?}"
+        );
     }
 }

@@ -10,8 +10,10 @@
 #
 # Settings come from the environment: RANGEID_SIGNING_KEYS (required: a
 # JSON map kid -> key), RANGEID_CORS_ORIGINS, RANGEID_GRANT_RETENTION_SECONDS,
-# RANGEID_TOKEN_AUDIENCE, RANGEID_CHECK_SECONDS; unset ones take the defaults. The RANGEID_TEST_ONLY_*
-# ones exist for the test suite; never set them in production.
+# RANGEID_TOKEN_AUDIENCE, RANGEID_CHECK_SECONDS; unset ones take the defaults.
+# Nothing else is read: the test suite's switches exist only in a separate
+# test build, with its own generated configuration
+# (edge-authority/scripts/test-switches.mjs).
 #
 # One machine, no replication: back up the state folder (stop workerd, or
 # copy every *.sqlite with its -wal and -shm together).
@@ -42,10 +44,6 @@ const authority :Workerd.Worker = (
     (name = "RANGEID_GRANT_RETENTION_SECONDS", fromEnvironment = "RANGEID_GRANT_RETENTION_SECONDS"),
     (name = "RANGEID_TOKEN_AUDIENCE", fromEnvironment = "RANGEID_TOKEN_AUDIENCE"),
     (name = "RANGEID_CHECK_SECONDS", fromEnvironment = "RANGEID_CHECK_SECONDS"),
-    (name = "RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS", fromEnvironment = "RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS"),
-    (name = "RANGEID_TEST_ONLY_WITNESS_DOWN", fromEnvironment = "RANGEID_TEST_ONLY_WITNESS_DOWN"),
-    (name = "RANGEID_TEST_ONLY_WITNESS_RAISES", fromEnvironment = "RANGEID_TEST_ONLY_WITNESS_RAISES"),
-    (name = "RANGEID_TEST_ONLY_FENCE_OFF", fromEnvironment = "RANGEID_TEST_ONLY_FENCE_OFF"),
   ],
   durableObjectNamespaces = [
     (className = "Namespace", uniqueKey = "rangeid-authority-namespace", enableSql = true),

@@ -13,24 +13,17 @@
 // stderr) or is unhealthy; 2 usage error or bad local input (flags, names,
 // the keys file); 3 the authority could not be reached, or what answered
 // is not an authority.
-import { createHmac, randomBytes } from "node:crypto";
-import { closeSync, fchmodSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fchmodSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { deployCommand } from "./commands/deploy.mjs";
 import { devCommand } from "./commands/dev.mjs";
+import { authorityMap, datedKid, KEY_ALGS, KeysError, KID_RE, MAX_TTL_SECONDS, keyMapText, mintToken, newKey, parseKeyMap } from "./keys.mjs";
 
 const VERSION = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
 const TIMEOUT_MS = 30_000;
 const NAMESPACE_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
-const KID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 const DECIMAL_RE = /^[1-9][0-9]*$/;
 const DIGITS_RE = /^[0-9]+$/;
-const ROLES = ["generator", "reader", "admin"];
-// The authority's limits (edge-authority/src/token.rs).
-const MIN_KEY_BYTES = 32;
-const MAX_SUB_BYTES = 128;
-const MAX_AUD_BYTES = 256;
-const MAX_NAMESPACES = 256;
 const U64_MAX = (1n << 64n) - 1n;
 // A namespace's default max and the largest maxCount: 2^53 - 1, exact in JS.
 const DEFAULT_MAX = "9007199254740991";
@@ -51,135 +44,55 @@ const usage = (message) => new Exit(2, message);
 
 // ---------------------------------------------------------------- keys and tokens
 
-/**
- * Parses a key map `{"kid":"key",...}` as the authority does: a JSON object
- * of strings, every kid 1 to 64 of [A-Za-z0-9._-], every key at least 32
- * bytes (its UTF-8 bytes are the HMAC key), no kid twice, at least one.
- * Returns [kid, key] pairs in the order written.
- */
-function parseKeys(text) {
-  const entries = objectOfStrings(text);
-  const seen = new Set();
-  for (const [kid, key] of entries) {
-    if (!KID_RE.test(kid)) throw usage(`signing keys: invalid kid ${JSON.stringify(kid)} (1 to 64 of A-Z a-z 0-9 . _ -)`);
-    if (Buffer.byteLength(key, "utf8") < MIN_KEY_BYTES) throw usage(`signing keys: key ${JSON.stringify(kid)} is shorter than ${MIN_KEY_BYTES} bytes`);
-    if (seen.has(kid)) throw usage(`signing keys: kid ${JSON.stringify(kid)} is given twice`);
-    seen.add(kid);
+/** `fn()`, with a refusal of bad local input (keys.mjs) as a usage error (exit 2). */
+function local(fn) {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof KeysError) throw usage(e.message);
+    throw e;
   }
-  if (entries.length === 0) throw usage("signing keys: no signing keys configured");
-  return entries;
 }
 
-/** A JSON object whose values are all strings, as [key, value] pairs with
- * repeated keys kept (JSON.parse would keep only the last). */
-function objectOfStrings(text) {
-  const str = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
-  const ws = /[ \t\n\r]*/y;
-  let i = 0;
-  const fail = (what) => {
-    throw usage(`signing keys must be a JSON object of strings: ${what} at offset ${i}`);
-  };
-  const skip = () => {
-    ws.lastIndex = i;
-    ws.exec(text);
-    i = ws.lastIndex;
-  };
-  const string = () => {
-    str.lastIndex = i;
-    const m = str.exec(text);
-    if (!m) fail("expected a string");
-    i = str.lastIndex;
-    return JSON.parse(m[0]);
-  };
-  const out = [];
-  skip();
-  if (text[i++] !== "{") fail("expected {");
-  skip();
-  if (text[i] === "}") i++;
-  else {
-    for (;;) {
-      skip();
-      const key = string();
-      skip();
-      if (text[i++] !== ":") fail("expected :");
-      skip();
-      out.push([key, string()]);
-      skip();
-      const c = text[i++];
-      if (c === "}") break;
-      if (c !== ",") fail("expected , or }");
-    }
+/** The text of a file named by a flag; a read error is a usage error. */
+function readFlagFile(flag, file) {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (e) {
+    throw usage(`${flag} ${file}: ${e.message}`);
   }
-  skip();
-  if (i !== text.length) fail("unexpected text after the object");
-  return out;
 }
 
-/** `30d`, `12h`, `15m`, `90s` or bare seconds, as the Rust tool reads it
- * (edge-authority's parse_ttl): a positive number of seconds below 2^64. */
-function parseTtl(text) {
-  let digits = text;
-  let unit = "s";
-  if (/[A-Za-z]$/.test(text)) {
-    digits = text.slice(0, -1);
-    unit = text.slice(-1);
+/** Writes `text` to a new `file` with mode 0600; never over an existing file. */
+function writeNewSecretFile(file, text) {
+  let fd;
+  try {
+    fd = openSync(file, "wx", 0o600);
+  } catch (e) {
+    if (e.code === "EEXIST") throw usage(`${file} exists; keygen never overwrites a key file`);
+    throw usage(`${file}: ${e.message}`);
   }
-  if (!DIGITS_RE.test(digits)) return null;
-  const mult = { s: 1n, m: 60n, h: 3600n, d: 86_400n }[unit];
-  if (mult === undefined) return null;
-  const seconds = BigInt(digits) * mult;
-  return seconds > 0n && seconds <= U64_MAX ? seconds : null;
+  try {
+    fchmodSync(fd, 0o600);
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
 }
 
-/** Mints an HS256 token with the authority's claims; throws usage errors
- * for what the Rust tool refuses. `now` is seconds since the epoch. */
-function mintToken({ role, ns, ttl = "30d", sub, aud, kid, keysText }, now = BigInt(Math.floor(Date.now() / 1000))) {
-  if (role === undefined) throw usage("--role is required");
-  if (!ROLES.includes(role)) throw usage("--role must be generator, reader or admin");
-  if (ns === undefined) throw usage("--ns is required");
-  let scope;
-  if (ns === "*") scope = ["*"];
-  else {
-    scope = ns.split(",").map((n) => n.trim());
-    for (const n of scope) {
-      if (!NAMESPACE_RE.test(n)) throw usage(`--ns ${JSON.stringify(n)}: a namespace name is 1 to 63 of a-z 0-9 . _ -, starting with a letter or digit`);
-    }
-    if (scope.length > MAX_NAMESPACES) throw usage(`--ns lists ${scope.length} namespaces; a token holds at most ${MAX_NAMESPACES} (or '*')`);
+/** Replaces `file` with `text` at once (a new file, mode 0600, renamed over it). */
+function replaceSecretFile(file, text) {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeNewSecretFile(tmp, text);
+  try {
+    renameSync(tmp, file);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw usage(`${file}: ${e.message}`);
   }
-  const seconds = parseTtl(ttl);
-  if (seconds === null) throw usage("--ttl must look like 30d, 12h, 15m or 90s");
-  sub ??= role;
-  if (sub.length === 0 || Buffer.byteLength(sub, "utf8") > MAX_SUB_BYTES || /[\u0000-\u001f\u007f-\u009f]/.test(sub)) {
-    throw usage("--sub must be 1 to 128 bytes without control characters");
-  }
-  if (aud !== undefined && (aud.length === 0 || Buffer.byteLength(aud, "utf8") > MAX_AUD_BYTES)) {
-    throw usage("--aud must be 1 to 256 characters");
-  }
-  if (keysText === undefined) throw usage("no --keys FILE and no RANGEID_SIGNING_KEYS in the environment");
-  const keys = parseKeys(keysText);
-  let entry;
-  if (kid !== undefined) {
-    entry = keys.find(([k]) => k === kid);
-    if (!entry) throw usage(`no key named ${JSON.stringify(kid)}`);
-  } else {
-    // The greatest kid (byte order; kids are ASCII): the newest when kids sort by date.
-    entry = keys.reduce((a, b) => (b[0] > a[0] ? b : a));
-  }
-  let exp = now + seconds;
-  if (exp > U64_MAX) exp = U64_MAX;
-  const b64 = (s) => Buffer.from(s, "utf8").toString("base64url");
-  const header = b64(JSON.stringify({ alg: "HS256", kid: entry[0], typ: "JWT" }));
-  // Written by hand so `exp` stays exact past 2^53.
-  const claims = b64(`{"sub":${JSON.stringify(sub)},"role":"${role}","ns":${JSON.stringify(scope)},"exp":${exp}${aud === undefined ? "" : `,"aud":${JSON.stringify(aud)}`}}`);
-  const mac = createHmac("sha256", Buffer.from(entry[1], "utf8")).update(`${header}.${claims}`).digest("base64url");
-  return `${header}.${claims}.${mac}`;
 }
 
-/** A new key map `{"KID":"<64 hex digits>"}` from 32 random bytes. */
-function keygen(kid = "local-1") {
-  if (!KID_RE.test(kid)) throw usage(`--kid ${JSON.stringify(kid)}: a kid is 1 to 64 of A-Z a-z 0-9 . _ -`);
-  return JSON.stringify({ [kid]: randomBytes(32).toString("hex") });
-}
+const DAYS = (role) => `${MAX_TTL_SECONDS[role] / 86_400}d`;
 
 // ---------------------------------------------------------------- the authority
 
@@ -412,42 +325,82 @@ function namespacesTable(list) {
 
 const COMMANDS = {
   keygen: {
-    usage: "rangeid keygen [--kid KID] [--out FILE]",
-    about: `Makes a signing key map {"KID":"<64 hex digits>"} from 32 random bytes, in the
-format the authority reads from RANGEID_SIGNING_KEYS. Prints it, or writes it
-to a new FILE with mode 0600 (never over an existing file). To rotate keys,
-add the new kid's entry to the map the authority holds, mint with it, then
-remove the old one.`,
-    options: { kid: { type: "string" }, out: { type: "string" } },
-    optionsHelp: `  --kid KID   the key's name (default local-1; 1 to 64 of A-Z a-z 0-9 . _ -)
-  --out FILE  write to FILE (created with mode 0600) instead of stdout`,
+    usage: "rangeid keygen [--alg HS256|EdDSA] [--kid KID] [--out FILE | --add FILE] | keygen --public FILE [--out FILE]",
+    about: `Makes signing keys, in the key map format the authority reads from
+RANGEID_SIGNING_KEYS and \`rangeid token\` signs with: a JSON object of kid ->
+key, each key with its creation time (\`token\` signs with the newest).
+
+  keygen [--alg A] [--kid KID] [--out FILE]   a new map with one new key
+  keygen --add FILE [--alg A] [--kid KID]     adds a new key to the map in FILE
+  keygen --public FILE [--out FILE]           the map the authority holds
+
+HS256 (the default) is a shared secret: the authority holds the same key and
+could mint with it. EdDSA is an Ed25519 key pair: the map keygen writes holds
+both halves and stays with whoever mints; the authority holds only the
+public halves (--public), so a leak of its configuration mints nothing. Both
+kinds may sit in one map during a rotation.
+
+To rotate: keygen --add FILE; give the authority the new map (--public);
+mint new tokens (the newest key signs them); once no old token is in use,
+remove the old kid from FILE and give the authority the map again. Maps are
+written with mode 0600, never over an existing file (--add replaces FILE at
+once, atomically).`,
+    options: {
+      kid: { type: "string" }, out: { type: "string" }, alg: { type: "string" },
+      add: { type: "string" }, public: { type: "string" },
+    },
+    optionsHelp: `  --alg A        HS256 (a shared secret, the default) or EdDSA (Ed25519)
+  --kid KID      the new key's name, 1 to 64 of A-Z a-z 0-9 . _ - (default:
+                 local-1 for a new map, key-YYYYMMDD-HHMMSS (UTC) with --add)
+  --out FILE     write to a new FILE (mode 0600) instead of stdout
+  --add FILE     add the new key to the map in FILE, keeping its other keys
+  --public FILE  print the map in FILE as the authority holds it: Ed25519 keys'
+                 public halves, HS256 secrets as they are (keep those secret)`,
     local: true,
     async run({ values }) {
-      const text = `${keygen(values.kid)}\n`;
+      if (values.public !== undefined) {
+        for (const f of ["add", "alg", "kid"]) if (values[f] !== undefined) throw usage(`--public takes no --${f}`);
+        const { text, secrets } = local(() => authorityMap(parseKeyMap(readFlagFile("--public", values.public))));
+        if (values.out === undefined) out(`${text}\n`);
+        else writeNewSecretFile(values.out, `${text}\n`);
+        if (secrets) process.stderr.write("rangeid: this map holds HS256 secrets, which the authority needs as they are; keep it secret\n");
+        return;
+      }
+      if (values.add !== undefined && values.out !== undefined) throw usage("--add writes FILE itself; it takes no --out");
+      const now = Math.floor(Date.now() / 1000);
+      const kid = values.kid ?? (values.add === undefined ? "local-1" : datedKid(now));
+      if (!KID_RE.test(kid)) throw usage(`--kid ${JSON.stringify(kid)}: a kid is 1 to 64 of A-Z a-z 0-9 . _ -`);
+      const key = local(() => newKey(values.alg, now));
+      if (values.add !== undefined) {
+        if (!existsSync(values.add)) throw usage(`--add ${values.add}: no such file (make a new map with keygen --out)`);
+        const entries = local(() => parseKeyMap(readFlagFile("--add", values.add)));
+        if (entries.some((e) => e.kid === kid)) throw usage(`--add ${values.add}: it already has a key named ${JSON.stringify(kid)}; pick another --kid`);
+        replaceSecretFile(values.add, `${keyMapText([...entries, { kid, value: key }])}\n`);
+        process.stderr.write(`rangeid: added ${key.alg} key ${kid} to ${values.add}; \`rangeid token\` now signs with it\n`);
+        return;
+      }
+      const text = `${keyMapText([{ kid, value: key }])}\n`;
       if (values.out === undefined) return out(text);
-      let fd;
-      try {
-        fd = openSync(values.out, "wx", 0o600);
-      } catch (e) {
-        if (e.code === "EEXIST") throw usage(`${values.out} exists; keygen never overwrites a key file`);
-        throw usage(`${values.out}: ${e.message}`);
-      }
-      try {
-        fchmodSync(fd, 0o600);
-        writeSync(fd, text);
-      } finally {
-        closeSync(fd);
-      }
-      process.stderr.write(`rangeid: wrote a new signing key to ${values.out} (mode 0600); keep it secret\n`);
+      writeNewSecretFile(values.out, text);
+      process.stderr.write(`rangeid: wrote a new ${key.alg} signing key to ${values.out} (mode 0600); keep it secret\n`);
     },
   },
 
   token: {
     usage: "rangeid token --role generator|reader|admin --ns NS[,NS...]|'*' [--ttl 30d] [--sub NAME] [--aud AUDIENCE] [--kid KID] [--keys FILE]",
-    about: `Mints an HS256 token for the authority and prints the token alone.
-Keys come from --keys FILE (a JSON map kid -> key, as keygen writes) or the
-RANGEID_SIGNING_KEYS environment variable. Same rules and defaults as the
-repository's Rust tool (rangeid-token).`,
+    about: `Mints a token for the authority and prints the token alone: HS256 or EdDSA,
+as its key is. Keys come from --keys FILE (a key map, as keygen writes it) or
+the RANGEID_SIGNING_KEYS environment variable; the newest key signs unless
+--kid names one.
+
+A generator's sub is who its requests belong to: the authority identifies a
+grant request by (sub, incarnation, requestId). Without --sub, a generator
+token gets a unique sub (generator-<16 hex digits>, printed on stderr), so
+no two generators share one. When you rotate a generator's token (a new key,
+a new expiry), keep its sub: its retries then replay exactly. A changed sub
+is safe too, but a request in flight during the switch is then a new
+request, and the IDs of its first grant are skipped (a gap, never a
+duplicate).`,
     options: {
       role: { type: "string" }, ns: { type: "string" }, ttl: { type: "string" }, sub: { type: "string" },
       aud: { type: "string" }, kid: { type: "string" }, keys: { type: "string" },
@@ -455,25 +408,24 @@ repository's Rust tool (rangeid-token).`,
     optionsHelp: `  --role R     generator (takes ranges), reader (reads), admin (reads, creates,
                freezes, floors); required
   --ns LIST    namespaces, comma-separated, or '*' for all; required
-  --ttl T      lifetime: 30d, 12h, 15m, 90s or seconds (default 30d)
+  --ttl T      lifetime: 30d, 12h, 15m, 90s or seconds (default 30d); at most
+               ${DAYS("generator")} for a generator or a reader, ${DAYS("admin")} for an admin (the
+               authority refuses longer-lived tokens)
   --sub NAME   who holds it, 1 to 128 bytes; recorded with grants and in the
-               audit log (default: the role's name). A generator's rotated
-               token must keep its sub.
+               audit log (default: a unique generator-<hex> for a generator,
+               printed on stderr; the role's name otherwise). A generator's
+               rotated token must keep its sub.
   --aud A      audience, when the authority sets RANGEID_TOKEN_AUDIENCE
-  --kid KID    the key to sign with (default: the greatest kid in sort order,
-               i.e. the newest when kids sort by date)
+  --kid KID    the key to sign with (default: the newest by its creation time)
   --keys FILE  the key map (default: $RANGEID_SIGNING_KEYS)`,
     local: true,
     async run({ values }) {
-      let keysText = process.env.RANGEID_SIGNING_KEYS;
-      if (values.keys !== undefined) {
-        try {
-          keysText = readFileSync(values.keys, "utf8");
-        } catch (e) {
-          throw usage(`${values.keys}: ${e.message}`);
-        }
+      const keysText = values.keys !== undefined ? readFlagFile("--keys", values.keys) : process.env.RANGEID_SIGNING_KEYS;
+      const minted = local(() => mintToken({ ...values, keysText }));
+      out(minted.token);
+      if (minted.generatedSub) {
+        process.stderr.write(`rangeid: sub ${minted.sub} (unique, as no --sub was given); mint this generator's next token with --sub ${minted.sub}\n`);
       }
-      out(mintToken({ ...values, keysText }));
     },
   },
 
@@ -702,8 +654,9 @@ const MAIN_HELP = `rangeid ${VERSION}: keys, tokens and the authority's admin AP
 Usage: rangeid <command> [options]        (npx rangeid ..., or node npm/bin/rangeid.mjs ... from a clone)
 
 Keys and tokens (local; nothing is sent anywhere):
-  keygen [--kid KID] [--out FILE]            a new signing key map for RANGEID_SIGNING_KEYS
-  token --role R --ns LIST [--ttl 30d] ...   an HS256 token, printed alone
+  keygen [--alg HS256|EdDSA] [--kid KID] [--out FILE]   a new signing key map
+  keygen --add FILE | --public FILE          add a key to a map; the authority's map
+  token --role R --ns LIST [--ttl 30d] ...   a token, printed alone
 
 The prebuilt authority (npm install --save-dev rangeid-authority):
   dev [--port N] [--state DIR]               run it locally on workerd (no Rust, no wrangler)

@@ -1,10 +1,12 @@
 // Authority hardening on bare workerd: a replay belongs to the token
 // subject that took the grant; bodies are read only after route and token,
 // and never past the limit; creation is idempotent and listings never miss
-// a namespace; nbf, aud, duplicate kids and unknown kids; a retention under
-// an hour refuses to serve.
+// a namespace; nbf, aud, lifetime caps, duplicate kids and unknown kids; a
+// misconfigured authority (duplicate kids, a private key, a retention under
+// an hour) refuses to serve and tells the reason only to its log.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import { connect } from 'node:net';
 import { Authority, conforms, uniqueNs } from './harness.mjs';
 
@@ -214,20 +216,63 @@ describe('configuration', () => {
     await x.stop();
   });
 
-  test('duplicate kids in the signing keys refuse to serve', async () => {
+  /** A refused configuration: every caller, with a token or without, gets
+   * the same generic 503; the reason is only in the log. */
+  async function refusesToServe(x, token, reason) {
+    const answers = [];
+    for (const t of [token, undefined]) {
+      const r = await x.req('GET', '/v1/session', { token: t });
+      assert.equal(r.status, 503, r.text);
+      assert.equal(r.body.error.code, 'unavailable');
+      assert.ok(r.headers.get('retry-after'));
+      answers.push(r.text);
+    }
+    assert.equal(answers[0], answers[1], 'a token changes nothing');
+    assert.doesNotMatch(answers[0], reason, 'the reason is not told to callers');
+    assert.doesNotMatch(answers[0], /RANGEID|kid|key|retention/i);
+    const line = x.log.split('\n').find((l) => l.includes('"config_refused"'));
+    assert.ok(line, `a config_refused line in the log: ${x.log.slice(-2000)}`);
+    assert.match(line, reason);
+  }
+
+  test('duplicate kids in the signing keys refuse to serve; the reason goes to the log only', async () => {
     const key = 'cd'.repeat(32);
     const x = await another({ keysText: `{"test-1":"${key}","test-1":"${'ef'.repeat(32)}"}` });
-    const r = await x.req('GET', '/v1/session', { token: x.token('admin', ['*'], { key }) });
-    assert.equal(r.status, 503, r.text);
-    assert.match(r.body.error.message, /duplicate|test-1/i);
+    await refusesToServe(x, x.token('admin', ['*'], { key }), /test-1.*given twice/);
+    await x.stop();
+  });
+
+  test('an Ed25519 private key in the authority\'s map refuses to serve: it must not be able to mint', async () => {
+    const { privateKey } = generateKeyPairSync('ed25519');
+    const jwk = privateKey.export({ format: 'jwk' });
+    const x = await another({ keysText: JSON.stringify({ 'ed-1': { kty: 'OKP', crv: 'Ed25519', x: jwk.x, d: jwk.d } }) });
+    await refusesToServe(x, undefined, /private key \(d\)/);
+    await x.stop();
+  });
+
+  test('the production build ignores stray test switches, bound as wrangler binds any variable', async () => {
+    // Each of these would stop grants or turn the fence off in the test
+    // build; the production Worker has no code that reads them.
+    const x = new Authority({
+      runtime: 'wrangler',
+      strayVars: { RANGEID_TEST_ONLY_WITNESS_DOWN: '1', RANGEID_TEST_ONLY_FENCE_OFF: '1', RANGEID_TEST_ONLY_WITNESS_RAISES: '0', RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS: '1' },
+    });
+    others.push(x);
+    await x.start();
+    const ns = uniqueNs('stray');
+    const xadmin = x.token('admin', ['*']);
+    assert.equal((await x.req('POST', '/v1/namespaces', { token: xadmin, body: { namespace: ns } })).status, 201);
+    const body = { namespace: ns, incarnation: 'A', requestId: 'r1', count: 10 };
+    const g = await x.req('POST', '/v1/ranges', { token: x.token('generator', [ns]), body });
+    assert.equal(g.status, 200, `the witness answered: ${g.text}`);
+    const s = await x.req('GET', `/v1/namespaces/${ns}`, { token: xadmin });
+    assert.ok(BigInt(s.body.fence.mark) < 1n << 64n, `the fence marks a chunk, not everything: ${s.text}`);
     await x.stop();
   });
 
   test('a grant retention under an hour refuses to serve', async () => {
     const x = await another({ vars: { RANGEID_GRANT_RETENTION_SECONDS: '60' } });
-    const r = await x.req('GET', '/v1/session', { token: x.token('admin', ['*']) });
-    assert.equal(r.status, 503, r.text);
-    assert.match(r.body.error.message, /RANGEID_GRANT_RETENTION_SECONDS/);
+    await refusesToServe(x, x.token('admin', ['*']), /RANGEID_GRANT_RETENTION_SECONDS/);
     await x.stop();
   });
 });

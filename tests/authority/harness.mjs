@@ -2,7 +2,11 @@
 // wrangler dev) on loopback, mints tokens, and checks answers against the
 // served OpenAPI document.
 //
-// Needs edge-authority/build/index.js (edge-authority/scripts/build.sh).
+// Runs the production Worker, edge-authority/build/ (scripts/build.sh), the
+// one that ships; only an Authority made with `testBuild: true` runs the
+// test build, edge-authority/build-test/ (scripts/build.sh
+// --test-switches), the one that reads the test-only switches
+// (RANGEID_TEST_ONLY_*), which no other Authority may be given.
 import { spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { PREFIX as SWITCH_PREFIX, testWorkerdConfig } from '../../edge-authority/scripts/test-switches.mjs';
 
 const addFormats = addFormatsModule.default ?? addFormatsModule;
 
@@ -84,23 +89,26 @@ function commOf(pid) {
 /**
  * One local authority on 127.0.0.1, with its own key, state folder and
  * ports: through `wrangler dev` (the default, as scripts/dev.sh runs it) or,
- * with `runtime: 'workerd'`, on the same workerd binary run directly from a
- * generated config (no dev proxy in front). The default comes from
- * RANGEID_TEST_RUNTIME. `stop()` ends only the processes it started.
+ * with `runtime: 'workerd'`, on the same workerd binary run directly from
+ * the committed self-hosting config (no dev proxy in front). The default
+ * comes from RANGEID_TEST_RUNTIME. The production build unless `testBuild`
+ * (which may change between stops and starts, as may `witnessDown`).
+ * `stop()` ends only the processes it started.
  */
 export class Authority {
-  constructor({ retentionSeconds, stateDir, witnessDown = false, audience, vars = {}, keysText, runtime = process.env.RANGEID_TEST_RUNTIME || 'wrangler' } = {}) {
+  constructor({ retentionSeconds, stateDir, witnessDown = false, testBuild = false, audience, vars = {}, strayVars = {}, keysText, runtime = process.env.RANGEID_TEST_RUNTIME || 'wrangler' } = {}) {
     if (!['wrangler', 'workerd'].includes(runtime)) throw new Error(`unknown runtime ${runtime}`);
     this.runtime = runtime;
-    if (!existsSync(join(authorityDir, 'build', 'index.js'))) {
-      throw new Error('edge-authority/build/index.js is missing: run edge-authority/scripts/build.sh');
-    }
-    // A short retention is a test-only setting; the authority refuses one
-    // under an hour otherwise.
+    this.testBuild = testBuild;
+    // A short retention is a test-only setting (test build); the authority
+    // refuses one under an hour otherwise.
     this.retentionSeconds = retentionSeconds;
     this.witnessDown = witnessDown;
     this.audience = audience;
     this.extraVars = vars;
+    // Passed as they are, test switches included, whatever the build: only
+    // for the drill that the production build ignores them.
+    this.strayVars = strayVars;
     this.workDir = mkdtempSync(join(tmpdir(), 'rangeid-authority-test-'));
     this.stateDir = stateDir ?? join(this.workDir, 'state');
     this.kid = 'test-1';
@@ -111,6 +119,12 @@ export class Authority {
     this.envFile = join(this.workDir, 'dev.vars');
     writeFileSync(this.envFile, `RANGEID_SIGNING_KEYS='${this.keysText}'\n`, { mode: 0o600 });
     this.log = '';
+  }
+
+  /** Replaces the key map (RANGEID_SIGNING_KEYS); the next start uses it. */
+  setKeys(text) {
+    this.keysText = text;
+    writeFileSync(this.envFile, `RANGEID_SIGNING_KEYS='${text}'\n`, { mode: 0o600 });
   }
 
   /** Starts the authority and waits for /healthz; retries on another port
@@ -127,20 +141,32 @@ export class Authority {
     throw last;
   }
 
+  /** The build this instance runs: edge-authority/build or build-test. */
+  get buildDir() {
+    return join(authorityDir, this.testBuild ? 'build-test' : 'build');
+  }
+
   async #startOnce() {
+    if (!existsSync(join(this.buildDir, 'index.js'))) {
+      throw new Error(`${this.buildDir}/index.js is missing: run edge-authority/scripts/build.sh${this.testBuild ? ' --test-switches' : ''}`);
+    }
+    const vars = this.#vars();
     this.port = await freePort();
     this.inspectorPort = await freePort();
     this.base = `http://127.0.0.1:${this.port}`;
     this.log = '';
-    this.proc = this.runtime === 'workerd' ? this.#spawnWorkerd() : spawn(
+    this.proc = this.runtime === 'workerd' ? this.#spawnWorkerd(vars) : spawn(
       wrangler,
       [
-        'dev', '--local', '--ip', '127.0.0.1', '--port', String(this.port),
+        // The test build's Worker instead of wrangler.toml's `main` (first:
+        // after an array option such as --var it would be read as a value).
+        'dev', ...(this.testBuild ? [join(this.buildDir, 'index.js')] : []),
+        '--local', '--ip', '127.0.0.1', '--port', String(this.port),
         '--inspector-port', String(this.inspectorPort),
         '--persist-to', this.stateDir, '--env-file', this.envFile,
         '--show-interactive-dev-session=false', '--log-level', 'warn',
         '--var', `RANGEID_CORS_ORIGINS:${ALLOWED_ORIGIN}`,
-        ...this.#vars().flatMap(([k, v]) => ['--var', `${k}:${v}`]),
+        ...vars.flatMap(([k, v]) => ['--var', `${k}:${v}`]),
       ],
       {
         cwd: authorityDir,
@@ -169,29 +195,37 @@ export class Authority {
     throw new Error(`authority did not start:\n${this.log}`);
   }
 
-  /** The test-only settings this instance runs with. */
+  /** The settings this instance runs with; a test-only one needs the test
+   * build (the production build does not read them: a drill that set one
+   * there would test nothing). */
   #vars() {
     const vars = [];
     if (this.retentionSeconds !== undefined) vars.push(['RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS', String(this.retentionSeconds)]);
     if (this.witnessDown) vars.push(['RANGEID_TEST_ONLY_WITNESS_DOWN', '1']);
     if (this.audience) vars.push(['RANGEID_TOKEN_AUDIENCE', this.audience]);
     vars.push(...Object.entries(this.extraVars));
-    return vars;
+    const switches = vars.filter(([k]) => k.startsWith(SWITCH_PREFIX)).map(([k]) => k);
+    if (switches.length > 0 && !this.testBuild) {
+      throw new Error(`${switches.join(', ')}: test-only switches need the test build (new Authority({ testBuild: true }))`);
+    }
+    return [...vars, ...Object.entries(this.strayVars)];
   }
 
   /** Bare workerd with the committed self-hosting config
-   * (edge-authority/workerd/authority.capnp): settings from the
-   * environment, state and port by command-line overrides. */
-  #spawnWorkerd() {
+   * (edge-authority/workerd/authority.capnp), or for the test build the
+   * same with the switches bound (build-test/authority.capnp): settings
+   * from the environment, state and port by command-line overrides. */
+  #spawnWorkerd(vars) {
     mkdirSync(this.stateDir, { recursive: true });
     const env = {
       PATH: process.env.PATH,
       RANGEID_SIGNING_KEYS: this.keysText,
       RANGEID_CORS_ORIGINS: ALLOWED_ORIGIN,
-      ...Object.fromEntries(this.#vars()),
+      ...Object.fromEntries(vars),
     };
+    const config = this.testBuild ? testWorkerdConfig() : join(authorityDir, 'workerd', 'authority.capnp');
     return spawn(workerd, [
-      'serve', '--experimental', join(authorityDir, 'workerd', 'authority.capnp'),
+      'serve', '--experimental', config,
       '--directory-path', `state=${this.stateDir}`,
       '--directory-path', `assets=${join(authorityDir, '..', 'www', 'dist')}`,
       '--socket-addr', `http=127.0.0.1:${this.port}`,

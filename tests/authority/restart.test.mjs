@@ -123,7 +123,8 @@ for (const runtime of ['wrangler', 'workerd']) test(`SIGKILL of workerd under lo
 });
 
 test('the retention alarm prunes old grants; a replay after it gets a fresh range', async () => {
-  const a = new Authority({ retentionSeconds: 2 });
+  // A retention under an hour is a test switch: the test build.
+  const a = new Authority({ retentionSeconds: 2, testBuild: true });
   started.push(a);
   await a.start();
   const ns = uniqueNs('prune');

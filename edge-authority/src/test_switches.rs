@@ -1,0 +1,89 @@
+//! Test-only switches, compiled only with the `test-switches` feature (the
+//! test build, `scripts/build.sh --test-switches` into `build-test/`). The
+//! production Worker has neither this module nor the variables' names, so
+//! no stray variable can turn the fence off there.
+//!
+//! - `RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS`: a grant retention of any
+//!   whole number of seconds (the production setting refuses under an
+//!   hour), for the pruning drills.
+//! - `RANGEID_TEST_ONLY_WITNESS_DOWN=1`: every fence object fails, for the
+//!   drill that grants stop (503) rather than pass the fence.
+//! - `RANGEID_TEST_ONLY_WITNESS_RAISES=N`: a fence object acknowledges N
+//!   raises, then fails, for the drill that grants straddling the mark
+//!   stop there.
+//! - `RANGEID_TEST_ONLY_FENCE_OFF=1`: every raise marks the whole
+//!   namespace, for the benchmark's baseline without the fence's round
+//!   trips.
+
+use crate::settings;
+
+/// The variables this module reads, every one of them.
+pub const NAMES: [&str; 4] = [
+    GRANT_RETENTION_SECONDS,
+    WITNESS_DOWN,
+    WITNESS_RAISES,
+    FENCE_OFF,
+];
+/// A grant retention in seconds, overriding the production setting.
+pub const GRANT_RETENTION_SECONDS: &str = "RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS";
+/// `1`: the witness cannot be reached.
+pub const WITNESS_DOWN: &str = "RANGEID_TEST_ONLY_WITNESS_DOWN";
+/// How many raises each witness instance acknowledges before failing.
+pub const WITNESS_RAISES: &str = "RANGEID_TEST_ONLY_WITNESS_RAISES";
+/// `1`: every raise marks the whole namespace.
+pub const FENCE_OFF: &str = "RANGEID_TEST_ONLY_FENCE_OFF";
+
+/// The retention override, when its variable is set and not empty; any
+/// whole number of seconds from 1.
+pub fn grant_retention(text: Option<&str>) -> Option<Result<u64, String>> {
+    text.filter(|v| !v.trim().is_empty())
+        .map(|v| settings::seconds(GRANT_RETENTION_SECONDS, v))
+}
+
+/// How a fence object (the witness) misbehaves on purpose.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Witness {
+    /// Every request fails.
+    pub down: bool,
+    /// Raises acknowledged before every request fails, when limited.
+    pub raises_left: Option<u64>,
+    /// Every raise marks the whole namespace.
+    pub marks_all: bool,
+}
+
+impl Witness {
+    /// The switches from the environment, `var` reading one variable.
+    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Witness {
+        Witness {
+            down: var(WITNESS_DOWN).as_deref() == Some("1"),
+            raises_left: var(WITNESS_RAISES).and_then(|v| v.trim().parse().ok()),
+            marks_all: var(FENCE_OFF).as_deref() == Some("1"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn switches_read_their_variables() {
+        assert_eq!(grant_retention(None), None);
+        assert_eq!(grant_retention(Some("")), None);
+        assert_eq!(grant_retention(Some("2")), Some(Ok(2)));
+        assert!(grant_retention(Some("0")).unwrap().is_err());
+        let none = Witness::from_env(|_| None);
+        assert_eq!(none, Witness::default());
+        let all =
+            Witness::from_env(|name| Some(if name == WITNESS_RAISES { "4" } else { "1" }.into()));
+        assert_eq!(
+            all,
+            Witness {
+                down: true,
+                raises_left: Some(4),
+                marks_all: true
+            }
+        );
+        assert!(NAMES.iter().all(|n| n.starts_with("RANGEID_TEST_ONLY_")));
+    }
+}
