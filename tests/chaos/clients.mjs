@@ -131,6 +131,13 @@ async function caller(slot, ns) {
   const r = rng(config.seed).fork(`caller-${slot}`);
   const profile = r.weighted({ hot: 1, steady: 6, slow: 3 });
   const token = tokenFunction(slot, ns, r.fork("token"));
+  const options = {
+    url: config.url, namespace: ns, token,
+    maxOutstanding: r.int(1, 4),
+    ...(r.chance(0.25) ? { rangeSize: r.pick([100, 500, 2000]) } : {}),
+    ...(r.chance(0.25) ? { requestTimeoutMs: 1000 } : {}),
+  };
+  const state = { slot, ns, profile, what: "starting", since: at(), lastError: null, gen: null };
   let hungrySince = null;
   const ask = () => {
     if (hungrySince === null) hungrySince = now();
@@ -139,17 +146,14 @@ async function caller(slot, ns) {
     const w = now() - hungrySince;
     if (w > waits.longestStarvedMs) waits.longestStarvedMs = w;
     if (w > 5000) {
-      waits.longestStarved.push({ slot, waitedMs: Math.round(w), until: at() });
+      waits.longestStarved.push({
+        slot, ns, waitedMs: Math.round(w), until: at(), options: { ...options, token: undefined, url: undefined, namespace: undefined },
+        lastError: state.lastError, stats: state.gen?.stats(),
+      });
       waits.longestStarved.sort((a, b) => b.waitedMs - a.waitedMs).splice(5);
     }
     hungrySince = null;
     if (healAt !== null && !firstAfterHeal.has(slot)) firstAfterHeal.set(slot, now() - healAt);
-  };
-  const options = {
-    url: config.url, namespace: ns, token,
-    maxOutstanding: r.int(1, 4),
-    ...(r.chance(0.25) ? { rangeSize: r.pick([100, 500, 2000]) } : {}),
-    ...(r.chance(0.25) ? { requestTimeoutMs: 1000 } : {}),
   };
   const failed = (e, started) => {
     const code = e instanceof RangeIdError ? e.code : "not_a_RangeIdError";
@@ -162,7 +166,6 @@ async function caller(slot, ns) {
     return true;
   };
 
-  const state = { slot, ns, profile, what: "starting", since: at(), lastError: null, gen: null };
   doing.set(slot, state);
   const now_ = (what) => {
     state.what = what;

@@ -48,6 +48,10 @@ export class FaultyProxy {
     this.counts = Object.fromEntries(FAULTS.map((f) => [f, 0]));
     this.counts.planted = 0;
     this.requests = 0;
+    /** The authority's answers by HTTP status. */
+    this.statuses = {};
+    /** The authority's answer times (ms), one per forwarded request. */
+    this.latencies = [];
     this.unreachable = 0;
     this.inflight = 0;
     this.#idleWaiters = [];
@@ -174,6 +178,7 @@ export class FaultyProxy {
     if (!base) return null;
     this.inflight += 1;
     try {
+      const t0 = performance.now();
       return await new Promise((resolve) => {
         const u = new URL(req.url, base);
         const out = http.request(u, {
@@ -190,6 +195,8 @@ export class FaultyProxy {
           r.on("data", (c) => parts.push(c));
           r.on("end", () => {
             const reply = { status: r.statusCode, headers: pick(r.headers), body: Buffer.concat(parts) };
+            this.statuses[reply.status] = (this.statuses[reply.status] ?? 0) + 1;
+            this.latencies.push(performance.now() - t0);
             if (reply.status === 200 && req.method === "POST" && u.pathname === "/v1/ranges") this.#acknowledged(reply);
             resolve(reply);
           });

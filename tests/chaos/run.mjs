@@ -32,6 +32,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { fileURLToPath } from "node:url";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { Authority } from "../authority/harness.mjs";
 import { installPacked } from "../npm/harness.mjs";
@@ -100,8 +101,11 @@ const fmt = (n) => (typeof n === "bigint" ? n : BigInt(Math.round(Number(n)))).t
 const secs = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
 const root = rng(SEED);
+const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+loopDelay.enable();
 const faults = {
   runtime: { sigkill: 0, sigterm: 0 },
+  callersPaused: 0,
   restores: { namespace: 0, witness: 0, registry: 0 },
   restoresDeferred: { witnessBehind: 0, tooSoon: 0, notIdle: 0 },
   snapshots: 0,
@@ -111,6 +115,7 @@ const faults = {
   planted: 0,
 };
 let longestFreezeMs = 0;
+let longestPauseMs = 0;
 let longestWitnessBehindS = 0;
 const failures = [];
 
@@ -198,23 +203,23 @@ function marksOnDisk(ns) {
 }
 
 const snapshots = new Map();
-function snapshot(key) {
-  const dir = join(authority.workDir, "snapshots", key.replace(":", "-"));
+function snapshot(key, slot = key) {
+  const dir = join(authority.workDir, "snapshots", slot.replace(":", "-"));
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   for (const f of filesOf(key)) copyFileSync(f, join(dir, basename(f)));
-  snapshots.set(key, { dir, at: elapsed() });
+  snapshots.set(slot, { dir, at: elapsed() });
   faults.snapshots += 1;
-  event("snapshot", { object: key });
+  event("snapshot", { object: key, slot });
 }
 
-function putBack(key) {
-  const snap = snapshots.get(key);
+function putBack(key, slot = key) {
+  const snap = snapshots.get(slot);
   const dir = authority.storageDir(CLASSES[key.split(":")[0]]);
   for (const f of filesOf(key)) rmSync(f);
   for (const f of readdirSync(snap.dir)) copyFileSync(join(snap.dir, f), join(dir, f));
   faults.restores[key.split(":")[0]] += 1;
-  event("restore", { object: key, copyFrom: snap.at });
+  event("restore", { object: key, slot, copyFrom: snap.at });
 }
 
 // ---- Runtime: stops, restarts, restores ----
@@ -270,8 +275,9 @@ const witnessRestored = new Map();
 /** A restore of one object from its copy, with the gate closed so the
  * ledger is read with nothing in flight. For a namespace object: never
  * while its witness is behind it (restored and not yet raised back), and
- * not within a check-in interval and a restart of its witness's restore. */
-async function restoreEpisode(key, { force = false } = {}) {
+ * not within a check-in interval of its witness's restore (whose restart
+ * already started the namespace object with a read). */
+async function restoreEpisode(key, { force = false, slot = key } = {}) {
   const [kind, ns] = key.split(":");
   proxy.close();
   try {
@@ -284,7 +290,7 @@ async function restoreEpisode(key, { force = false } = {}) {
     await restart(root.chance(0.5) ? "sigkill" : "sigterm", () => {
       if (kind === "namespace" && !force) {
         const w = witnessRestored.get(ns);
-        if (w && (elapsed() - w.at < CHECK_SECONDS || restarts <= w.restarts)) {
+        if (w && elapsed() - w.at < CHECK_SECONDS) {
           faults.restoresDeferred.tooSoon += 1;
           return `deferred ${key}: witness restored ${(elapsed() - w.at).toFixed(1)} s ago`;
         }
@@ -296,8 +302,8 @@ async function restoreEpisode(key, { force = false } = {}) {
         }
         if (w) witnessRestored.delete(ns);
       }
-      putBack(key);
-      if (kind === "witness") witnessRestored.set(ns, { at: elapsed(), restarts: restarts + 1 });
+      putBack(key, slot);
+      if (kind === "witness") witnessRestored.set(ns, { at: elapsed() });
       return `restored ${key}`;
     });
     if (kind === "namespace") await unfreezeUnlessMeant(ns);
@@ -338,6 +344,23 @@ async function proxyLoop(r) {
     await nemesisSleep(r.int(2000, 8000));
   }
   proxy.rates = {};
+}
+
+/** The callers' whole process paused (SIGSTOP) and resumed (SIGCONT): its
+ * timers and in-flight requests stall, then resume with old ranges and
+ * late replies. */
+async function pauseLoop(r) {
+  while (nemesisOn) {
+    await nemesisSleep(r.int(10_000, 40_000));
+    if (!nemesisOn) break;
+    const ms = r.int(500, 8000);
+    child.kill("SIGSTOP");
+    faults.callersPaused += 1;
+    longestPauseMs = Math.max(longestPauseMs, ms);
+    event("callers-paused", { ms });
+    await sleep(ms);
+    child.kill("SIGCONT");
+  }
 }
 
 async function adminLoop(r) {
@@ -439,8 +462,8 @@ async function plantLoop() {
   const ns = "chaos-low";
   await nemesisSleep(8000);
   await restart("sigterm", () => {
-    snapshot(`namespace:${ns}`);
-    snapshot(`witness:${ns}`);
+    snapshot(`namespace:${ns}`, `plant-namespace:${ns}`);
+    snapshot(`witness:${ns}`, `plant-witness:${ns}`);
   });
   const copied = (await admin("GET", `/v1/namespaces/${ns}`)).body.fence.mark;
   event("plant-copied", { ns, witnessMark: copied });
@@ -456,14 +479,14 @@ async function plantLoop() {
     await proxy.idle(15_000);
     for (const n of NAMESPACES) ledgerReads.push(...(await readLedger(n.name)));
     await restart("sigkill", () => {
-      putBack(`namespace:${ns}`);
-      putBack(`witness:${ns}`);
+      putBack(`namespace:${ns}`, `plant-namespace:${ns}`);
+      putBack(`witness:${ns}`, `plant-witness:${ns}`);
       return "planted: namespace object and witness restored together";
     });
     proxy.open();
   } else {
-    await restoreEpisode(`witness:${ns}`, { force: true });
-    await restoreEpisode(`namespace:${ns}`, { force: true });
+    await restoreEpisode(`witness:${ns}`, { slot: `plant-witness:${ns}` });
+    await restoreEpisode(`namespace:${ns}`, { force: true, slot: `plant-namespace:${ns}` });
   }
   event("planted", { plant: PLANT });
 }
@@ -538,12 +561,17 @@ async function main() {
   const loops = [
     proxyLoop(root.fork("proxy-loop")),
     adminLoop(root.fork("admin-loop")),
+    pauseLoop(root.fork("pause-loop")),
     runtimeLoop(root.fork("runtime-loop")),
     ...(PLANT === "rollback" || PLANT === "witness-then-namespace" ? [plantLoop()] : []),
   ];
   const every = Math.max(10, Math.round(SECONDS / 20)) * 1000;
+  let seen = 0;
   const ticker = setInterval(() => {
     const f = Object.values(proxy.counts).reduce((a, b) => a + b, 0);
+    event("tick", { loopDelayMaxMs: Math.round(loopDelay.max / 1e6), ids: progress.ids, requests: proxy.requests, answers: latencySummary(proxy.latencies.slice(seen)), oldestCallMs: progress.oldestCallMs });
+    seen = proxy.latencies.length;
+    loopDelay.reset();
     say(`${fmt(progress.ids ?? 0)} IDs, ${fmt(proxy.requests)} requests (${fmt(f)} faulted), ${restarts} restarts, oldest call waiting ${secs(progress.oldestCallMs ?? 0)}`);
   }, every);
   const loopsDone = Promise.all(loops);
@@ -577,6 +605,7 @@ async function finish(pkg, rep) {
   for (const n of NAMESPACES) summaries[n.name] = (await admin("GET", `/v1/namespaces/${n.name}`)).body;
   const issued = rep ? rep.incarnations : [];
   const result = check({ issued, ledger: ledgerReads, wire });
+  if (rep) event("longest-waits", { waits: rep.waits.longestStarved });
 
   // Lookups: a sample of issued IDs, each looked up in the ledger.
   const r = root.fork("lookups");
@@ -622,8 +651,11 @@ async function finish(pkg, rep) {
     `rangeid chaos: seed ${SEED}, ${elapsed().toFixed(0)} s (${SECONDS} s of faults), ${GENERATORS} generators on ${NAMESPACES.length} namespaces, authority on bare workerd behind a faulty proxy${PLANT ? `; PLANTED BUG: ${PLANT}` : ""}`,
     "faults injected:",
     `  proxy (of ${fmt(proxy.requests)} requests): ${FAULTS.map((f) => `${f} ${fmt(pc[f])}`).join(", ")}${PLANT === "relabel" ? `, relabelled grants ${pc.planted}` : ""}; authority unreachable ${fmt(proxy.unreachable)}`,
+    `  the authority's answers through the proxy: ${Object.entries(proxy.statuses).map(([k, v]) => `${k} ${fmt(v)}`).join(", ")}`,
+    `  the authority's answer times through the proxy: ${latencySummary(proxy.latencies)}`,
     `  proxy storms (a few seconds at 20-60 %): ${FAULTS.filter((f) => faults.storms[f]).map((f) => `${f} ${faults.storms[f]}`).join(", ") || "none"}`,
     `  runtime: SIGKILL ${faults.runtime.sigkill}, SIGTERM ${faults.runtime.sigterm} (each followed by a restart)`,
+    `  callers' process paused (SIGSTOP, then SIGCONT): ${faults.callersPaused} (longest ${secs(longestPauseMs)})`,
     `  restores of one object's files: namespace object ${faults.restores.namespace}, witness ${faults.restores.witness}, registry ${faults.restores.registry} (from ${faults.snapshots} copies); namespace restores deferred: witness behind ${faults.restoresDeferred.witnessBehind}, within a check-in of the witness's restore ${faults.restoresDeferred.tooSoon}, requests in flight ${faults.restoresDeferred.notIdle}`,
     `  tokens: ${rep ? fmt(rep.counts.tokenMints) : "?"} minted (3-15 s lifetimes), ${rep ? fmt(rep.counts.tokenRefreshes) : "?"} refreshed after a 401; keys added ${faults.tokens.keysAdded}, removed ${faults.tokens.keysRemoved}`,
     `  admin: freezes ${faults.admin.freezes} (longest ${secs(longestFreezeMs)}), floors ${faults.admin.floors}, unfrozen after a restore brought a freeze back ${faults.admin.unfrozenAfterRestore}`,
@@ -654,6 +686,12 @@ async function finish(pkg, rep) {
   return ok;
 }
 
+function latencySummary(ms) {
+  if (ms.length === 0) return "none";
+  const s = [...ms].sort((a, b) => a - b);
+  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
+  return `p50 ${q(0.5).toFixed(0)} ms, p99 ${q(0.99).toFixed(0)} ms, max ${secs(s[s.length - 1])}`;
+}
 const pct = (a, b) => (b === 0n ? "0 %" : `${(Number((a * 10000n) / b) / 100).toFixed(2)} %`);
 const sumAbandoned = (rep) => rep.incarnations.reduce((s, x) => s + BigInt(x.abandoned), 0n);
 
