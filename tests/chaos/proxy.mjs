@@ -140,7 +140,11 @@ export class FaultyProxy {
     let reply;
     if (fault === "duplicate") {
       const first = this.#forward(req, body);
+      // The second send counts as in flight from now: the nemesis must not
+      // read the ledger between the two.
+      this.inflight += 1;
       await sleep(this.rng.int(0, 300));
+      this.inflight -= 1;
       const second = this.#forward(req, body);
       const both = await Promise.all([first, second]);
       reply = both[this.rng.int(0, 1)];
