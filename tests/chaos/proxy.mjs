@@ -160,7 +160,10 @@ export class FaultyProxy {
       case "drop-reply": return this.#hold(res);
       case "reset-after": return res.destroy();
       case "truncate":
-        if (reply.status >= 400 && reply.status < 500) break;
+        if (reply.status >= 400 && reply.status < 500) {
+          this.counts.truncate -= 1;
+          break;
+        }
         res.writeHead(reply.status, { ...reply.headers, "content-length": String(reply.body.length) });
         res.write(reply.body.subarray(0, Math.floor(reply.body.length / 2)));
         return setTimeout(() => res.destroy(), 10);

@@ -27,16 +27,16 @@
 //                           a check-in, the namespace object (issue 16 s. 1).
 import { fork } from "node:child_process";
 import { createHmac, randomBytes } from "node:crypto";
-import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { basename, dirname, join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import { appendFileSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, loadavg } from "node:os";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { Authority } from "../authority/harness.mjs";
 import { installPacked } from "../npm/harness.mjs";
 import { check } from "./checker.mjs";
+import { CLASSES, ObjectFiles } from "./objects.mjs";
 import { FAULTS, FaultyProxy } from "./proxy.mjs";
 import { rng } from "./rng.mjs";
 
@@ -114,6 +114,9 @@ const faults = {
   storms: Object.fromEntries(FAULTS.map((f) => [f, 0])),
   planted: 0,
 };
+/** The machine's 1-minute load average at each tick (other work shares
+ * the machine, and the answer times depend on it). */
+const loads = [];
 let longestFreezeMs = 0;
 let longestPauseMs = 0;
 let longestWitnessBehindS = 0;
@@ -168,58 +171,19 @@ const NAMESPACES = [
 ];
 const slots = Array.from({ length: GENERATORS }, (_, slot) => ({ slot, ns: slot < Math.ceil(GENERATORS * 0.75) ? "chaos-low" : "chaos-high" }));
 
-// ---- Object files: one object's SQLite files, by object ----
-const CLASSES = { namespace: "Namespace", witness: "Fence", registry: "Registry" };
-/** Object file prefixes (the object id) by key `kind:ns` (or `registry`). */
-const objects = new Map();
-const objectIds = (kind) => new Set(readdirSync(authority.storageDir(CLASSES[kind])).filter((f) => !f.startsWith("metadata.")).map((f) => f.split(".")[0]));
-const filesOf = (key) => {
-  const [kind] = key.split(":");
-  const dir = authority.storageDir(CLASSES[kind]);
-  return readdirSync(dir).filter((f) => f.split(".")[0] === objects.get(key)).map((f) => join(dir, f));
-};
+// ---- Object files: one object's SQLite files at a time ----
+const objects = new ObjectFiles(authority, join(authority.workDir, "copies"));
 
-/** The marks in the stopped authority's files: the namespace object's next
- * and recorded fence, and its witness's mark. */
-function marksOnDisk(ns) {
-  const tmp = mkdtempSync(join(tmpdir(), "rangeid-chaos-marks-"));
-  try {
-    const read = (key, sql) => {
-      for (const f of filesOf(key)) copyFileSync(f, join(tmp, basename(f)));
-      const file = join(tmp, `${objects.get(key)}.sqlite`);
-      const db = new DatabaseSync(file);
-      try {
-        return db.prepare(sql).get();
-      } finally {
-        db.close();
-      }
-    };
-    const n = read(`namespace:${ns}`, "SELECT next, fence FROM namespace");
-    const w = read(`witness:${ns}`, "SELECT mark FROM fence");
-    return { next: BigInt(n.next), fence: BigInt(n.fence ?? 0), witness: BigInt(w.mark) };
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
-  }
-}
-
-const snapshots = new Map();
 function snapshot(key, slot = key) {
-  const dir = join(authority.workDir, "snapshots", slot.replace(":", "-"));
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  for (const f of filesOf(key)) copyFileSync(f, join(dir, basename(f)));
-  snapshots.set(slot, { dir, at: elapsed() });
+  objects.copy(key, elapsed(), slot);
   faults.snapshots += 1;
   event("snapshot", { object: key, slot });
 }
 
 function putBack(key, slot = key) {
-  const snap = snapshots.get(slot);
-  const dir = authority.storageDir(CLASSES[key.split(":")[0]]);
-  for (const f of filesOf(key)) rmSync(f);
-  for (const f of readdirSync(snap.dir)) copyFileSync(join(snap.dir, f), join(dir, f));
+  const copy = objects.putBack(key, slot);
   faults.restores[key.split(":")[0]] += 1;
-  event("restore", { object: key, slot, copyFrom: snap.at });
+  event("restore", { object: key, slot, copyFrom: copy.at });
 }
 
 // ---- Runtime: stops, restarts, restores ----
@@ -281,7 +245,7 @@ let witnessesRepaired = 0;
 /** While stopped: notes each restored witness found raised back. */
 function watchWitnesses() {
   for (const [ns, w] of witnessRestored) {
-    const m = marksOnDisk(ns);
+    const m = objects.marks(ns);
     const behind = elapsed() - w.at;
     longestWitnessBehindS = Math.max(longestWitnessBehindS, behind);
     if (m.witness >= m.fence) {
@@ -314,7 +278,7 @@ async function restoreEpisode(key, { force = false, slot = key } = {}) {
           faults.restoresDeferred.tooSoon += 1;
           return `deferred ${key}: witness restored ${(elapsed() - w).toFixed(1)} s ago`;
         }
-        const m = marksOnDisk(ns);
+        const m = objects.marks(ns);
         if (m.witness < m.fence) {
           faults.restoresDeferred.witnessBehind += 1;
           return `deferred ${key}: witness ${m.witness} behind the object's fence ${m.fence}`;
@@ -418,7 +382,7 @@ async function adminLoop(r) {
 }
 
 async function runtimeLoop(r) {
-  const objectKeys = [...objects.keys()];
+  const objectKeys = objects.keys();
   // A first copy of every object, so restores can start at once.
   await nemesisSleep(r.int(2000, 5000));
   if (nemesisOn) {
@@ -443,7 +407,7 @@ async function runtimeLoop(r) {
     } else {
       const kind = what.slice("restore-".length);
       const key = kind === "registry" ? "registry" : `${kind}:${r.pick(NAMESPACES).name}`;
-      if (!snapshots.has(key)) {
+      if (!objects.copies.has(key)) {
         await restart("sigterm", () => snapshot(key));
       } else {
         await restoreEpisode(key);
@@ -524,11 +488,7 @@ async function setup() {
   for (const f of ["clients.mjs", "rng.mjs"]) copyFileSync(join(here, f), join(pkg.scratch, f));
   await authority.start();
   say(`authority on bare workerd at ${authority.base} (state ${authority.stateDir})`);
-  const before = {};
-  for (const kind of ["namespace", "witness"]) {
-    mkdirSync(authority.storageDir(CLASSES[kind]), { recursive: true });
-    before[kind] = objectIds(kind);
-  }
+  const before = { namespace: objects.idsOnDisk("namespace"), witness: objects.idsOnDisk("witness") };
   for (const { name, create } of NAMESPACES) {
     const r = await admin("POST", "/v1/namespaces", { namespace: name, ...create });
     if (r.status !== 201) throw new Error(`create ${name}: ${r.status} ${r.text}`);
@@ -539,16 +499,16 @@ async function setup() {
     });
     if (g.status !== 200) throw new Error(`first grant of ${name}: ${g.status} ${g.text}`);
     for (const kind of ["namespace", "witness"]) {
-      const now = objectIds(kind);
+      const now = objects.idsOnDisk(kind);
       const fresh = [...now].filter((id) => !before[kind].has(id));
       if (fresh.length !== 1) throw new Error(`expected one new ${CLASSES[kind]} object for ${name}, found ${fresh.length}`);
-      objects.set(`${kind}:${name}`, fresh[0]);
+      objects.name(`${kind}:${name}`, fresh[0]);
       before[kind] = now;
     }
   }
-  const reg = [...objectIds("registry")];
+  const reg = [...objects.idsOnDisk("registry")];
   if (reg.length !== 1) throw new Error(`expected one registry object, found ${reg.length}`);
-  objects.set("registry", reg[0]);
+  objects.name("registry", reg[0]);
 
   proxy = new FaultyProxy({
     upstream: () => authority.base,
@@ -590,7 +550,8 @@ async function main() {
   let seen = 0;
   const ticker = setInterval(() => {
     const f = Object.values(proxy.counts).reduce((a, b) => a + b, 0);
-    event("tick", { loopDelayMaxMs: Math.round(loopDelay.max / 1e6), ids: progress.ids, requests: proxy.requests, answers: latencySummary(proxy.latencies.slice(seen)), oldestCallMs: progress.oldestCallMs });
+    loads.push(loadavg()[0]);
+    event("tick", { load: Number(loadavg()[0].toFixed(1)), loopDelayMaxMs: Math.round(loopDelay.max / 1e6), ids: progress.ids, requests: proxy.requests, answers: latencySummary(proxy.latencies.slice(seen)), oldestCallMs: progress.oldestCallMs });
     seen = proxy.latencies.length;
     loopDelay.reset();
     say(`${fmt(progress.ids ?? 0)} IDs, ${fmt(proxy.requests)} requests (${fmt(f)} faulted), ${restarts} restarts, oldest call waiting ${secs(progress.oldestCallMs ?? 0)}`);
@@ -670,6 +631,7 @@ async function finish(pkg, rep) {
   const lines = [
     "",
     `rangeid chaos: seed ${SEED}, ${elapsed().toFixed(0)} s (${SECONDS} s of faults), ${GENERATORS} generators on ${NAMESPACES.length} namespaces, authority on bare workerd behind a faulty proxy${PLANT ? `; PLANTED BUG: ${PLANT}` : ""}`,
+    `machine: ${availableParallelism()} cores, 1-minute load average ${loads.length ? `${Math.min(...loads).toFixed(1)} to ${Math.max(...loads).toFixed(1)}` : loadavg()[0].toFixed(1)} during the run`,
     "faults injected:",
     `  proxy (of ${fmt(proxy.requests)} requests): ${FAULTS.map((f) => `${f} ${fmt(pc[f])}`).join(", ")}${PLANT === "relabel" ? `, relabelled grants ${pc.planted}` : ""}; authority unreachable ${fmt(proxy.unreachable)}`,
     `  the authority's answers through the proxy: ${Object.entries(proxy.statuses).map(([k, v]) => `${k} ${fmt(v)}`).join(", ")}`,
