@@ -32,6 +32,15 @@ bench: build
 authority: setup
 	$(if $(filter workerd,$(RUNTIME)),edge-authority/scripts/workerd.sh,edge-authority/scripts/dev.sh)
 
+# A chaos run (tests/chaos/run.mjs): the authority on bare workerd behind a
+# faulty proxy, 64 generators from the packed npm package, a nemesis that
+# kills, restores, rotates keys, freezes and floors, and a checker that
+# accounts for every ID. SECONDS=N sets how long faults run (default 600);
+# SEED=N replays a schedule of faults.
+.PHONY: chaos
+chaos: build
+	node tests/chaos/run.mjs --seconds $(or $(SECONDS),600) $(if $(SEED),--seed $(SEED),)
+
 # The traced simulation of generators, authority and a faulty network.
 simulate: setup
 	cargo run -p rangeid-sim --release --locked
