@@ -60,6 +60,9 @@ error_codes! {
     NamespaceExists = "namespace_exists", 409;
     /// The floor is below the namespace's next value; floors never lower it.
     FloorBelowNext = "floor_below_next", 409;
+    /// The namespace was exported to move it to another authority: it stays
+    /// frozen here unless the move is abandoned explicitly.
+    NamespaceExported = "namespace_exported", 409;
     /// The request body is too large.
     PayloadTooLarge = "payload_too_large", 413;
     /// The namespace is frozen and grants nothing new.

@@ -22,6 +22,7 @@ fn run(db: &impl Sql, r: &ObjectRequest, now: i64) -> Outcome {
             Step::RaiseFence { target } => {
                 raise(db, target);
             }
+            Step::ReadWitness => return transfer_tests::export_now(db, r, now),
         }
     }
     panic!("the fence never let {r:?} through");
@@ -887,3 +888,5 @@ fn a_floor_after_a_restore_waits_for_the_start_and_shows_the_rollback() {
         "the floor's raise hid the rollback"
     );
 }
+
+mod transfer_tests;
