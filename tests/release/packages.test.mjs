@@ -77,9 +77,10 @@ for (const name of Object.keys(PACKAGES)) {
 // arethetypeswrong, with the node16 profile: node10 resolution ignores
 // `exports` (the packages need Node 20), and the `.wasm` subpath is an
 // asset, not a module. The runtime-specific subpaths are ESM on purpose
-// (bundlers and ESM runtimes load them); a require() of one is the single
+// (bundlers and ESM runtimes load them), and so is ./inline, the entry for
+// bundlers that cannot load a wasm asset; a require() of one is the single
 // problem allowed, and only for them.
-const ESM_ONLY = new Set(["./workerd", "./edge-light", "./browser"]);
+const ESM_ONLY = new Set(["./workerd", "./edge-light", "./browser", "./inline"]);
 for (const [name, args] of [["rangeid", ["--exclude-entrypoints", "./rangeid_wasm_bg.wasm"]], ["rangeid-authority", []]]) {
   test(`${name}: arethetypeswrong finds no problem in the types`, () => {
     let out;
