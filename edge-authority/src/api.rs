@@ -173,22 +173,15 @@ pub fn unfreeze(body: &[u8]) -> Result<(String, bool), ApiError> {
     Ok((valid_reason(f.reason)?, f.abandon_export))
 }
 
-/// Parses an import's body: an export document, checked
-/// ([`crate::object::transfer::ExportDocument::handover`]), for the
-/// namespace `ns` of the path.
+/// Parses an import's body for the namespace `ns` of the path: the
+/// document read ([`crate::object::transfer::read`]) and checked as core
+/// checks it, so a refused document is never forwarded.
 pub fn import_document(
     body: &[u8],
     ns: &Namespace,
-) -> Result<crate::object::transfer::ExportDocument, ApiError> {
-    let doc: crate::object::transfer::ExportDocument = parse_json(body)?;
-    if doc.namespace != *ns {
-        return Err(ApiError::invalid(format!(
-            "the document is for namespace {:?}, not {:?}",
-            doc.namespace.as_str(),
-            ns.as_str()
-        )));
-    }
-    doc.handover()?;
+) -> Result<rangeid_core::transfer::ExportDocument, ApiError> {
+    let doc = crate::object::transfer::read(body)?;
+    doc.handover(ns).map_err(crate::object::transfer::refusal)?;
     Ok(doc)
 }
 

@@ -359,6 +359,7 @@ fn plan_route(
             Plan::Create {
                 namespace,
                 request: ObjectRequest::Import {
+                    namespace,
                     document: Box::new(document),
                     actor: claims.sub.clone(),
                 },
@@ -720,10 +721,10 @@ mod tests {
         .with_fence(9_000)
         .skip_to(5_000);
         let handover = rangeid_core::transfer::Handover::export(&state, 12_000);
-        let doc = crate::object::transfer::ExportDocument::new(
+        let doc = rangeid_core::transfer::ExportDocument::new(
             &handover,
             "http://127.0.0.1:8787",
-            1_800_000_000_000,
+            "2027-01-15T08:00:00Z",
             "ops",
             "to Cloudflare",
         );
@@ -762,14 +763,17 @@ mod tests {
             doc.as_bytes(),
         ) {
             Plan::Create {
-                request: ObjectRequest::Import { document, actor },
+                request:
+                    ObjectRequest::Import {
+                        document, actor, ..
+                    },
                 ..
             } => {
                 assert_eq!((document.start.0, actor.as_str()), (12_000, "tester"));
             }
             other => panic!("{other:?}"),
         }
-        let invalid = |body: &str| {
+        let refused = |body: &str| {
             status(&run(
                 "POST",
                 "/v1/namespaces/orders/import",
@@ -777,23 +781,30 @@ mod tests {
                 body.as_bytes(),
             ))
         };
-        let bad = (400, "invalid_request".to_owned());
+        let code = |c: &str| (400, c.to_owned());
         assert_eq!(
-            invalid(&export_document("other")),
-            bad,
+            refused(&export_document("other")),
+            code("export_namespace_mismatch"),
             "another namespace's document"
         );
         assert_eq!(
-            invalid(&doc.replace("\"12000\"", "\"2000\"")),
-            bad,
+            refused(&doc.replace("\"12000\"", "\"2000\"")),
+            code("export_invalid"),
             "an edited witness mark"
         );
         assert_eq!(
-            invalid(&doc.replace("\"start\"", "\"begin\"")),
-            bad,
+            refused(&doc.replace("\"start\"", "\"begin\"")),
+            code("export_invalid"),
             "an unknown field"
         );
-        assert_eq!(invalid("{}"), bad);
+        assert_eq!(
+            refused(&doc.replace("export/1", "export/0")),
+            code("export_unsupported"),
+            "an older format"
+        );
+        assert_eq!(refused("{}"), code("export_invalid"));
+        assert_eq!(refused(&doc[..doc.len() / 2]), code("export_invalid"));
+        let bad = (400, "invalid_request".to_owned());
         // An export needs a reason; an unfreeze may abandon a move.
         assert_eq!(
             status(&run(

@@ -137,8 +137,10 @@ pub enum ObjectRequest {
     },
     /// Create the namespace from an export document, at its start.
     Import {
+        /// The namespace of the path the document was sent to.
+        namespace: Namespace,
         /// The document, as the source answered it.
-        document: Box<transfer::ExportDocument>,
+        document: Box<rangeid_core::transfer::ExportDocument>,
         /// The token's `sub`.
         actor: String,
     },
@@ -179,8 +181,8 @@ impl ObjectRequest {
             | ObjectRequest::Floor { namespace, .. }
             | ObjectRequest::SetFrozen { namespace, .. }
             | ObjectRequest::Export { namespace, .. }
+            | ObjectRequest::Import { namespace, .. }
             | ObjectRequest::Audit { namespace, .. } => namespace,
-            ObjectRequest::Import { document, .. } => &document.namespace,
         }
     }
 }
@@ -317,7 +319,11 @@ pub fn handle(sql: &impl Sql, request: &ObjectRequest, waiting: u64, now: i64) -
             now,
         ),
         ObjectRequest::Export { .. } => return Step::ReadWitness,
-        ObjectRequest::Import { document, actor } => transfer::import(sql, document, actor, now),
+        ObjectRequest::Import {
+            namespace,
+            document,
+            actor,
+        } => transfer::import(sql, namespace, document, actor, now),
         ObjectRequest::Audit {
             namespace,
             limit,

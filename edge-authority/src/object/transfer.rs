@@ -15,168 +15,47 @@
 //!   the body): one commit creates the namespace with `next` already at the
 //!   document's start and writes the `import` audit entry, so there is no
 //!   moment at which the destination could grant below anything the source
-//!   granted. A namespace that already exists is never written over
-//!   (`namespace_exists`); the same document again answers `200` with the
-//!   summary, so an admin whose answer was lost can retry.
+//!   granted. Whether a document is taken, and what it creates, is core's
+//!   decision ([`ExportDocument::import`]): a namespace that already exists
+//!   is never written over (`namespace_exists`), the same document again is
+//!   `already_imported`, and a foreign, old, edited or other namespace's
+//!   document each has its own code; nothing is written on any refusal.
 
-use rangeid_core::authority::{NamespaceConfig, NamespaceStatus};
+use rangeid_core::authority::NamespaceStatus;
 use rangeid_core::fence::{Phase, Witnessed};
-use rangeid_core::transfer::Handover;
-use rangeid_core::wire::{DecBound, DecU64};
+use rangeid_core::transfer::{check_format, Existing, ExportDocument, Handover, ImportError};
+use rangeid_core::wire::DecBound;
 use rangeid_core::{ErrorCode, Namespace};
-use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sha2::{Digest, Sha256};
 
 use super::{admin, grant, load, load_any, summary_of, unavailable};
-use crate::api::MAX_REASON;
 use crate::response::{ApiError, HttpReply};
 use crate::store::{NamespaceRow, Sql, StoreError, INSERT_NAMESPACE};
 use crate::summary::rfc3339;
 
-/// The document's format, first field of every export.
-pub const FORMAT: &str = "rangeid-namespace-export/1";
-/// The longest `source` (the exporting authority's origin) accepted.
-pub const MAX_SOURCE: usize = 512;
-/// The longest `exportedBy` (a token `sub`), in bytes.
-pub const MAX_ACTOR: usize = 128;
-
-/// What an export answers and an import takes: a namespace's state as its
-/// source handed it over. Every ID-valued field is a decimal string. The
-/// `check` (`sha256:` and 64 hex digits) covers every other field as this
-/// type serializes them with `check` empty, so a document that was cut,
-/// edited or mixed up with another is refused; it is a checksum, not a
-/// signature (an admin of the destination may create any namespace anyway).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ExportDocument {
-    /// [`FORMAT`].
-    pub format: String,
-    /// The namespace.
-    pub namespace: Namespace,
-    /// Its first ID.
-    pub first: DecU64,
-    /// Its last ID.
-    pub max: DecU64,
-    /// Its largest request.
-    pub max_count: u64,
-    /// The source's `next` when it froze.
-    pub next: DecBound,
-    /// The fence the source had recorded.
-    pub fence: DecBound,
-    /// The mark the source's witness held, read just before the freeze.
-    pub witness: DecBound,
-    /// Where the destination's first grant starts: the highest of the three
-    /// ([`Handover::start`]); an import checks it.
-    pub start: DecBound,
-    /// The exporting authority's origin (as its request named it).
-    pub source: String,
-    /// When the export was committed (RFC 3339).
-    pub exported_at: String,
-    /// The `sub` of the admin token that exported.
-    pub exported_by: String,
-    /// Why, as the export's audit entry says.
-    pub reason: String,
-    /// `sha256:` and the hex digest of the document with `check` empty.
-    pub check: String,
+/// An import's refusal as the API answers it (core's code and message).
+pub fn refusal(e: ImportError) -> ApiError {
+    ApiError::new(e.code(), e.to_string())
 }
 
-fn digest(doc: &ExportDocument) -> String {
-    let bare = ExportDocument {
-        check: String::new(),
-        ..doc.clone()
-    };
-    // Serializing a struct of strings and integers cannot fail.
-    let text = serde_json::to_string(&bare).unwrap_or_default();
-    let hash = Sha256::digest(text.as_bytes());
-    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
-}
-
-/// Printable text of at most `max` bytes (no control characters).
-fn printable(field: &str, text: &str, max: usize) -> Result<(), ApiError> {
-    if text.len() > max || text.chars().any(char::is_control) {
-        return Err(ApiError::invalid(format!(
-            "document: {field} must be at most {max} bytes of printable text"
-        )));
-    }
-    Ok(())
-}
-
-impl ExportDocument {
-    /// The document for `handover`, with its check.
-    pub fn new(
-        handover: &Handover,
-        source: &str,
-        exported_at: i64,
-        exported_by: &str,
-        reason: &str,
-    ) -> ExportDocument {
-        let c = handover.config();
-        let mut doc = ExportDocument {
-            format: FORMAT.to_owned(),
-            namespace: *handover.name(),
-            first: DecU64(c.first()),
-            max: DecU64(c.max()),
-            max_count: c.max_count(),
-            next: DecBound(handover.next()),
-            fence: DecBound(handover.fence()),
-            witness: DecBound(handover.witness()),
-            start: DecBound(handover.start()),
-            source: source.chars().take(MAX_SOURCE).collect(),
-            exported_at: rfc3339(exported_at),
-            exported_by: exported_by.to_owned(),
-            reason: reason.to_owned(),
-            check: String::new(),
-        };
-        doc.check = digest(&doc);
-        doc
-    }
-
-    /// The handover the document describes, checked: its format, its
-    /// check, its text fields, core's invariants, and that its `start` is
-    /// the one core decides. Every refusal is `400 invalid_request`.
-    pub fn handover(&self) -> Result<Handover, ApiError> {
-        if self.format != FORMAT {
-            return Err(ApiError::invalid(format!(
-                "document: format must be {FORMAT:?}, got {:?}",
-                self.format
-            )));
-        }
-        if self.check != digest(self) {
-            return Err(ApiError::invalid(
-                "document: its check does not match its contents (cut, edited or mixed up with \
-                 another); export it again",
-            ));
-        }
-        printable("source", &self.source, MAX_SOURCE)?;
-        printable("exportedBy", &self.exported_by, MAX_ACTOR)?;
-        printable("exportedAt", &self.exported_at, 64)?;
-        if self.reason.chars().count() > MAX_REASON || self.reason.chars().any(char::is_control) {
-            return Err(ApiError::invalid(format!(
-                "document: reason must be at most {MAX_REASON} printable characters"
-            )));
-        }
-        let config =
-            NamespaceConfig::new(Some(self.first.0), Some(self.max.0), Some(self.max_count))
-                .map_err(|e| ApiError::invalid(format!("document: {e}")))?;
-        let handover = Handover::from_parts(
-            self.namespace,
-            config,
-            self.next.0,
-            self.fence.0,
-            self.witness.0,
+/// Reads an import's body: its `format` first (so an old or foreign
+/// document gets its own answer, [`check_format`]), then the document. Any
+/// other failure to read it is [`ImportError::Malformed`].
+pub fn read(body: &[u8]) -> Result<ExportDocument, ApiError> {
+    crate::api::check_size(body.len())?;
+    let value: serde_json::Value =
+        serde_json::from_slice(body).map_err(|_| refusal(ImportError::Malformed))?;
+    let format = value
+        .get("format")
+        .and_then(serde_json::Value::as_str)
+        .ok_or(refusal(ImportError::Malformed))?;
+    check_format(format).map_err(refusal)?;
+    serde_json::from_value(value).map_err(|e| {
+        ApiError::new(
+            ErrorCode::ExportInvalid,
+            format!("{}: {e}", ImportError::Malformed),
         )
-        .map_err(|e| ApiError::invalid(format!("document: {e}")))?;
-        if handover.start() != self.start.0 {
-            return Err(ApiError::invalid(format!(
-                "document: start {} is not where these marks start ({})",
-                self.start.0,
-                handover.start()
-            )));
-        }
-        Ok(handover)
-    }
+    })
 }
 
 /// Exports the namespace: applies `witness` (the mark the driver just read
@@ -196,7 +75,7 @@ pub fn export(
     grant::witnessed(sql, witness, Phase::Running, now).map_err(unavailable)?;
     let row = load(sql, ns)?;
     let handover = Handover::export(&row.state, witness.mark);
-    let doc = ExportDocument::new(&handover, source, now, actor, reason);
+    let doc = ExportDocument::new(&handover, source, &rfc3339(now), actor, reason);
     let after = NamespaceRow {
         state: row.state.with_status(NamespaceStatus::Frozen),
         ..row
@@ -239,35 +118,30 @@ fn imported_check(sql: &impl Sql) -> Result<Option<String>, StoreError> {
     Ok(after["check"].as_str().map(str::to_owned))
 }
 
-/// Imports a namespace from `doc`: `201` with its summary, the namespace
-/// created active with `next` at the document's start and the `import`
-/// audit entry, in one commit. The same document again: `200` with the
-/// summary. Any existing namespace otherwise: `409 namespace_exists`,
-/// nothing written.
+/// Imports the namespace `ns` from `doc`: `201` with its summary, the
+/// namespace created as core decides ([`ExportDocument::import`]) and the
+/// `import` audit entry, in one commit. Every refusal writes nothing.
 pub fn import(
     sql: &impl Sql,
+    ns: &Namespace,
     doc: &ExportDocument,
     actor: &str,
     now: i64,
 ) -> Result<HttpReply, ApiError> {
-    let handover = doc.handover()?;
-    if let Some(existing) = load_any(sql).map_err(unavailable)? {
-        let same = existing.state.name() == handover.name()
-            && imported_check(sql).map_err(unavailable)?.as_deref() == Some(doc.check.as_str());
-        if same {
-            return summary_of(sql, &existing, now).map(|s| HttpReply::json(200, &s));
-        }
-        return Err(ApiError::new(
-            ErrorCode::NamespaceExists,
-            format!(
-                "namespace {:?} already exists here; an import never writes over a namespace",
-                handover.name().as_str()
-            ),
-        ));
-    }
+    let check = if load_any(sql).map_err(unavailable)?.is_some() {
+        Some(imported_check(sql).map_err(unavailable)?)
+    } else {
+        None
+    };
+    let existing = match &check {
+        None => Existing::Nothing,
+        Some(Some(check)) => Existing::Imported { check },
+        Some(None) => Existing::Created,
+    };
+    let state = doc.import(ns, existing).map_err(refusal)?;
     let row = NamespaceRow {
-        state: handover.import(),
-        ..NamespaceRow::create(*handover.name(), *handover.config(), now)
+        state,
+        ..NamespaceRow::create(*state.name(), *state.config(), now)
     };
     sql.atomically(&mut || {
         sql.exec(INSERT_NAMESPACE, &row.insert_params())?;
