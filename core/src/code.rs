@@ -60,6 +60,18 @@ error_codes! {
     NamespaceExists = "namespace_exists", 409;
     /// The floor is below the namespace's next value; floors never lower it.
     FloorBelowNext = "floor_below_next", 409;
+    /// The namespace was exported to move it to another authority: it stays
+    /// frozen here unless the move is abandoned explicitly.
+    NamespaceExported = "namespace_exported", 409;
+    /// An export document that is cut, edited or breaks core's rules.
+    ExportInvalid = "export_invalid", 400;
+    /// A document that is not a rangeid namespace export, or of a format
+    /// version this authority does not read.
+    ExportUnsupported = "export_unsupported", 400;
+    /// An export document of another namespace than the one it was sent for.
+    ExportNamespaceMismatch = "export_namespace_mismatch", 400;
+    /// This very export document was imported here already.
+    AlreadyImported = "already_imported", 409;
     /// The request body is too large.
     PayloadTooLarge = "payload_too_large", 413;
     /// The namespace is frozen and grants nothing new.

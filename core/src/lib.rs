@@ -19,6 +19,8 @@
 //!   `Disposition`, what it does about a refusal.
 //! - [`fence`]: the restore fence: how far the witness's mark must be
 //!   ahead, and what a start does with it.
+//! - [`transfer`]: moving a namespace between authorities: what the source
+//!   hands over and where the destination starts.
 //! - [`text`]: `Text<N>`, a bounded string that needs no heap.
 //! - [`cursor`]: `AtomicCursor`, lock-free issuing for native threads.
 //! - [`wire`] (feature `serde`): the JSON request, grant and error types,
@@ -45,6 +47,7 @@ pub mod names;
 pub mod range;
 pub mod reply;
 pub mod text;
+pub mod transfer;
 #[cfg(feature = "serde")]
 pub mod wire;
 

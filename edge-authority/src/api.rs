@@ -142,15 +142,47 @@ struct ReasonFields {
 /// same).
 pub fn reason(body: &[u8]) -> Result<String, ApiError> {
     let f: ReasonFields = parse_json(body)?;
-    if f.reason.chars().all(|c| c == ' ')
-        || f.reason.chars().count() > MAX_REASON
-        || f.reason.chars().any(char::is_control)
+    valid_reason(f.reason)
+}
+
+fn valid_reason(reason: String) -> Result<String, ApiError> {
+    if reason.chars().all(|c| c == ' ')
+        || reason.chars().count() > MAX_REASON
+        || reason.chars().any(char::is_control)
     {
         return Err(ApiError::invalid(format!(
             "reason must be 1 to {MAX_REASON} characters of printable text, not only spaces"
         )));
     }
-    Ok(f.reason)
+    Ok(reason)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct UnfreezeFields {
+    reason: String,
+    #[serde(default)]
+    abandon_export: bool,
+}
+
+/// Parses an unfreeze's `{reason, abandonExport?}`: the reason as
+/// [`reason`] checks it; `abandonExport` (default `false`) unfreezes a
+/// namespace that was exported, abandoning the move.
+pub fn unfreeze(body: &[u8]) -> Result<(String, bool), ApiError> {
+    let f: UnfreezeFields = parse_json(body)?;
+    Ok((valid_reason(f.reason)?, f.abandon_export))
+}
+
+/// Parses an import's body for the namespace `ns` of the path: the
+/// document read ([`crate::object::transfer::read`]) and checked as core
+/// checks it, so a refused document is never forwarded.
+pub fn import_document(
+    body: &[u8],
+    ns: &Namespace,
+) -> Result<rangeid_core::transfer::ExportDocument, ApiError> {
+    let doc = crate::object::transfer::read(body)?;
+    doc.handover(ns).map_err(crate::object::transfer::refusal)?;
+    Ok(doc)
 }
 
 /// A namespace name from a path segment; an invalid name cannot exist, so

@@ -337,7 +337,11 @@ fn plan_route(
             let seg = seg.clone();
             let namespace = api::path_namespace(&seg)?;
             require(&claims, Access::Admin(&namespace))?;
-            let reason = api::reason(body(incoming)?)?;
+            let (reason, abandon_export) = if frozen {
+                (api::reason(body(incoming)?)?, false)
+            } else {
+                api::unfreeze(body(incoming)?)?
+            };
             object(
                 namespace,
                 ObjectRequest::SetFrozen {
@@ -345,8 +349,37 @@ fn plan_route(
                     frozen,
                     reason,
                     actor: claims.sub.clone(),
+                    abandon_export,
                 },
             )
+        }
+        Route::Export(seg) => {
+            let namespace = api::path_namespace(&seg)?;
+            require(&claims, Access::Admin(&namespace))?;
+            let reason = api::reason(body(incoming)?)?;
+            object(
+                namespace,
+                ObjectRequest::Export {
+                    namespace,
+                    reason,
+                    actor: claims.sub.clone(),
+                    source: incoming.own_origin.to_owned(),
+                },
+            )
+        }
+        Route::Import(seg) => {
+            let namespace = api::path_namespace(&seg)?;
+            require(&claims, Access::Admin(&namespace))?;
+            let document = api::import_document(body(incoming)?, &namespace)?;
+            // As a creation: the registry learns the name first.
+            Plan::Create {
+                namespace,
+                request: ObjectRequest::Import {
+                    namespace,
+                    document: Box::new(document),
+                    actor: claims.sub.clone(),
+                },
+            }
         }
     })
 }
@@ -581,6 +614,7 @@ mod tests {
         let other_gen = token(Role::Generator, &["other"]);
         let fwd = (0, "forward".to_owned());
         let forbidden = (403, "forbidden".to_owned());
+        let import_doc = export_document("orders");
         type Case<'a> = (&'a str, &'a str, &'a [u8], [&'a (u16, String); 4]);
         let cases: &[Case<'_>] = &[
             (
@@ -641,6 +675,18 @@ mod tests {
                 "POST",
                 "/v1/namespaces/orders/unfreeze",
                 br#"{"reason":"x"}"#,
+                [&forbidden, &forbidden, &fwd, &forbidden],
+            ),
+            (
+                "POST",
+                "/v1/namespaces/orders/export",
+                br#"{"reason":"x"}"#,
+                [&forbidden, &forbidden, &fwd, &forbidden],
+            ),
+            (
+                "POST",
+                "/v1/namespaces/orders/import",
+                import_doc.as_bytes(),
                 [&forbidden, &forbidden, &fwd, &forbidden],
             ),
         ];
@@ -717,6 +763,134 @@ mod tests {
             ))
             .0,
             400
+        );
+    }
+
+    /// A valid export document for `ns`, as a source answers it.
+    fn export_document(ns: &str) -> String {
+        use rangeid_core::authority::{NamespaceConfig, NamespaceState};
+        let state = NamespaceState::create(
+            Namespace::new(ns).unwrap(),
+            NamespaceConfig::new(None, None, None).unwrap(),
+        )
+        .with_fence(9_000)
+        .skip_to(5_000);
+        let handover = rangeid_core::transfer::Handover::export(&state, 12_000);
+        let doc = rangeid_core::transfer::ExportDocument::new(
+            &handover,
+            "http://127.0.0.1:8787",
+            "2027-01-15T08:00:00Z",
+            "ops",
+            "to Cloudflare",
+        );
+        serde_json::to_string(&doc).unwrap()
+    }
+
+    #[test]
+    fn export_and_import_are_admin_only_and_an_import_is_checked_before_it_is_forwarded() {
+        let admin = token(Role::Admin, &["*"]);
+        match run(
+            "POST",
+            "/v1/namespaces/orders/export",
+            Some(&admin),
+            br#"{"reason":"to Cloudflare"}"#,
+        ) {
+            Plan::Object {
+                request:
+                    ObjectRequest::Export {
+                        actor,
+                        source,
+                        reason,
+                        ..
+                    },
+                ..
+            } => assert_eq!(
+                (actor.as_str(), source.as_str(), reason.as_str()),
+                ("tester", "https://authority.example", "to Cloudflare")
+            ),
+            other => panic!("{other:?}"),
+        }
+        let doc = export_document("orders");
+        match run(
+            "POST",
+            "/v1/namespaces/orders/import",
+            Some(&admin),
+            doc.as_bytes(),
+        ) {
+            Plan::Create {
+                request:
+                    ObjectRequest::Import {
+                        document, actor, ..
+                    },
+                ..
+            } => {
+                assert_eq!((document.start.0, actor.as_str()), (12_000, "tester"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let refused = |body: &str| {
+            status(&run(
+                "POST",
+                "/v1/namespaces/orders/import",
+                Some(&admin),
+                body.as_bytes(),
+            ))
+        };
+        let code = |c: &str| (400, c.to_owned());
+        assert_eq!(
+            refused(&export_document("other")),
+            code("export_namespace_mismatch"),
+            "another namespace's document"
+        );
+        assert_eq!(
+            refused(&doc.replace("\"12000\"", "\"2000\"")),
+            code("export_invalid"),
+            "an edited witness mark"
+        );
+        assert_eq!(
+            refused(&doc.replace("\"start\"", "\"begin\"")),
+            code("export_invalid"),
+            "an unknown field"
+        );
+        assert_eq!(
+            refused(&doc.replace("export/1", "export/0")),
+            code("export_unsupported"),
+            "an older format"
+        );
+        assert_eq!(refused("{}"), code("export_invalid"));
+        assert_eq!(refused(&doc[..doc.len() / 2]), code("export_invalid"));
+        let bad = (400, "invalid_request".to_owned());
+        // An export needs a reason; an unfreeze may abandon a move.
+        assert_eq!(
+            status(&run(
+                "POST",
+                "/v1/namespaces/orders/export",
+                Some(&admin),
+                b"{}"
+            )),
+            bad
+        );
+        match run(
+            "POST",
+            "/v1/namespaces/orders/unfreeze",
+            Some(&admin),
+            br#"{"reason":"move abandoned","abandonExport":true}"#,
+        ) {
+            Plan::Object {
+                request: ObjectRequest::SetFrozen { abandon_export, .. },
+                ..
+            } => assert!(abandon_export),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            status(&run(
+                "POST",
+                "/v1/namespaces/orders/freeze",
+                Some(&admin),
+                br#"{"reason":"x","abandonExport":true}"#
+            )),
+            bad,
+            "a freeze takes a reason only"
         );
     }
 

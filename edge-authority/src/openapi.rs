@@ -176,6 +176,9 @@ fn schemas() -> Value {
     let name = json!({"type": "string", "pattern": NAME});
     let token = json!({"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,64}$"});
     let time = json!({"type": "string", "format": "date-time", "description": "RFC 3339 UTC"});
+    let reason = json!({"type": "string", "minLength": 1, "maxLength": MAX_REASON,
+        "pattern": REASON, "description": "printable text, not only spaces"});
+    let bound = |description: &str| json!({"type": "string", "pattern": decimal_range(0, 1 << 64), "maxLength": 20, "description": description});
     let count = json!({"type": "integer", "minimum": 1, "maximum": MAX_COUNT});
     let rate = json!({"type": "object", "required": ["ranges", "idsPerSecond"], "additionalProperties": false,
         "properties": {"ranges": {"type": "integer", "minimum": 0}, "idsPerSecond": {"type": "number", "minimum": 0}}});
@@ -230,8 +233,29 @@ fn schemas() -> Value {
         "Floor": {"type": "object", "required": ["floor"], "additionalProperties": false,
             "properties": {"floor": id_in("the new next; never below the current one")}},
         "Reason": {"type": "object", "required": ["reason"], "additionalProperties": false,
-            "properties": {"reason": {"type": "string", "minLength": 1, "maxLength": MAX_REASON,
-                "pattern": REASON, "description": "printable text, not only spaces"}}},
+            "properties": {"reason": reason.clone()}},
+        "Unfreeze": {"type": "object", "required": ["reason"], "additionalProperties": false,
+            "properties": {"reason": reason,
+                "abandonExport": {"type": "boolean", "default": false,
+                    "description": "unfreeze a namespace that was exported (namespace_exported otherwise): only when its document was never imported anywhere"}}},
+        "ExportDocument": {"type": "object", "additionalProperties": false,
+            "description": "A namespace as its source handed it over (POST .../export), and what POST .../import takes, unchanged. \
+                check covers every other field; start is the highest of next, fence and witness, where the destination's first grant starts.",
+            "required": ["format", "namespace", "first", "max", "maxCount", "next", "fence", "witness", "start",
+                "source", "exportedAt", "exportedBy", "reason", "check"],
+            "properties": {"format": {"type": "string", "const": rangeid_core::transfer::FORMAT}, "namespace": name,
+                "first": id_in("first ID"), "max": id_in("last ID"),
+                "maxCount": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT},
+                "next": bound("the source's next when it froze"),
+                "fence": bound("the fence the source had recorded"),
+                "witness": bound("the mark the source's witness held, read just before the freeze"),
+                "start": bound("where the destination's first grant starts: the highest of next, fence and witness (at most max + 1)"),
+                "source": {"type": "string", "description": "the exporting authority's origin (at most 512 bytes)"},
+                "exportedAt": time.clone(),
+                "exportedBy": {"type": "string", "description": "the sub of the admin token that exported (at most 512 bytes)"},
+                "reason": {"type": "string", "description": "the export's reason (at most 512 bytes)"},
+                "check": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$",
+                    "description": "SHA-256 over every other field, each written as its byte length, ':', its value (decimals as digits) and a newline, in the order listed here"}}},
         "Summary": {"type": "object", "additionalProperties": false,
             "required": ["namespace", "first", "next", "max", "remaining", "maxCount", "state", "rangesGranted",
                 "idsGranted", "createdAt", "lastGrantAt", "grantRate", "exhaustion", "fence", "refusals"],
@@ -272,7 +296,7 @@ fn schemas() -> Value {
             "required": ["id", "at", "actor", "action", "before", "after", "reason"],
             "properties": {"id": dec("entry id"), "at": time,
                 "actor": {"type": "string", "description": "the token's sub; system for the authority itself"},
-                "action": {"type": "string", "enum": ["create", "floor", "freeze", "unfreeze", "fence_forward"]},
+                "action": {"type": "string", "enum": ["create", "floor", "freeze", "unfreeze", "fence_forward", "witness_behind", "export", "import"]},
                 "before": {"type": ["object", "null"]}, "after": {"type": ["object", "null"]},
                 "reason": {"type": ["string", "null"]}}},
         "AuditList": {"type": "object", "required": ["audit", "nextBefore"], "additionalProperties": false,
@@ -309,7 +333,7 @@ pub fn document() -> Value {
         "openapi": "3.1.0",
         "info": {
             "title": "rangeid authority",
-            "version": "1.1.0",
+            "version": "1.2.0",
             "description": "Grants disjoint ID ranges per namespace. Every ID-valued field is a decimal string; \
                 counts are integers up to 2^53 - 1. Grants are retained at least an hour (24 hours by default); \
                 a replay by the same token subject within that time gets the same range.",
@@ -364,9 +388,20 @@ pub fn document() -> Value {
             "/v1/namespaces/{ns}/freeze": {"post": operation("Freeze: refuse new grants", Some("admin"), Some("Reason"),
                 json!([ns_param()]),
                 with(with(vec![ok("200", "summary after", "Summary")], &AUTH), &admin_ns))},
-            "/v1/namespaces/{ns}/unfreeze": {"post": operation("Unfreeze", Some("admin"), Some("Reason"),
+            "/v1/namespaces/{ns}/unfreeze": {"post": operation("Unfreeze", Some("admin"), Some("Unfreeze"),
                 json!([ns_param()]),
-                with(with(vec![ok("200", "summary after", "Summary")], &AUTH), &admin_ns))},
+                with(with(vec![ok("200", "summary after", "Summary")], &AUTH),
+                    &[E::InvalidRequest, E::NamespaceNotFound, E::PayloadTooLarge, E::NamespaceExported]))},
+            "/v1/namespaces/{ns}/export": {"post": operation(
+                "Export to move it to another authority: reads the witness, freezes the namespace and answers its document (audited); it stays frozen",
+                Some("admin"), Some("Reason"), json!([ns_param()]),
+                with(with(vec![ok("200", "the document for POST .../import on the destination", "ExportDocument")], &AUTH), &admin_ns))},
+            "/v1/namespaces/{ns}/import": {"post": operation(
+                "Create the namespace from an export document, with next at its start (audited; never over an existing namespace)",
+                Some("admin"), Some("ExportDocument"), json!([ns_param()]),
+                with(with(vec![ok("201", "imported", "Summary")], &AUTH),
+                    &[E::InvalidRequest, E::ExportInvalid, E::ExportUnsupported, E::ExportNamespaceMismatch,
+                        E::AlreadyImported, E::NamespaceExists, E::PayloadTooLarge]))},
             "/v1/namespaces/{ns}/audit": {"get": operation("Audit entries, newest first", Some("admin"), None,
                 page_params(),
                 with(with(vec![ok("200", "entries", "AuditList")], &AUTH), &[E::InvalidRequest, E::NamespaceNotFound]))},
@@ -445,6 +480,8 @@ mod tests {
             "/v1/namespaces/{ns}/floor",
             "/v1/namespaces/{ns}/freeze",
             "/v1/namespaces/{ns}/unfreeze",
+            "/v1/namespaces/{ns}/export",
+            "/v1/namespaces/{ns}/import",
             "/v1/namespaces/{ns}/audit",
             "/v1/namespaces/{ns}/rates",
             "/v1/session",

@@ -35,6 +35,10 @@ pub enum Route {
     Unfreeze(String),
     /// `GET /v1/namespaces/{ns}/audit`
     Audit(String),
+    /// `POST /v1/namespaces/{ns}/export`
+    Export(String),
+    /// `POST /v1/namespaces/{ns}/import`
+    Import(String),
     /// `GET /v1/namespaces/{ns}/rates`
     Rates(String),
     /// `GET /v1/session`: the caller's verified claims.
@@ -53,6 +57,8 @@ impl Route {
                 | Route::Floor(_)
                 | Route::Freeze(_)
                 | Route::Unfreeze(_)
+                | Route::Export(_)
+                | Route::Import(_)
         )
     }
 }
@@ -81,7 +87,11 @@ pub fn allowed_methods(path: &str) -> Option<&'static str> {
         ["v1", "namespaces", ns, "grants" | "lookup" | "audit" | "rates"] if !ns.is_empty() => {
             "GET, HEAD"
         }
-        ["v1", "namespaces", ns, "floor" | "freeze" | "unfreeze"] if !ns.is_empty() => "POST",
+        ["v1", "namespaces", ns, "floor" | "freeze" | "unfreeze" | "export" | "import"]
+            if !ns.is_empty() =>
+        {
+            "POST"
+        }
         _ => return None,
     };
     Some(allow)
@@ -111,6 +121,8 @@ pub fn route(method: &str, path: &str) -> Result<Route, RouteError> {
         ["v1", "namespaces", ns, "floor"] if post => Some(Route::Floor(owned(ns))),
         ["v1", "namespaces", ns, "freeze"] if post => Some(Route::Freeze(owned(ns))),
         ["v1", "namespaces", ns, "unfreeze"] if post => Some(Route::Unfreeze(owned(ns))),
+        ["v1", "namespaces", ns, "export"] if post => Some(Route::Export(owned(ns))),
+        ["v1", "namespaces", ns, "import"] if post => Some(Route::Import(owned(ns))),
         _ => None,
     };
     found.ok_or(RouteError::MethodNotAllowed { allow })
@@ -155,6 +167,14 @@ mod tests {
             ok("POST", "/v1/namespaces/orders/unfreeze"),
             Route::Unfreeze(o())
         );
+        assert_eq!(
+            ok("POST", "/v1/namespaces/orders/export"),
+            Route::Export(o())
+        );
+        assert_eq!(
+            ok("POST", "/v1/namespaces/orders/import"),
+            Route::Import(o())
+        );
         // Segments are not validated here: the handler does that after auth.
         assert_eq!(
             ok("GET", "/v1/namespaces/BAD%20NAME"),
@@ -171,6 +191,8 @@ mod tests {
             ("POST", "/v1/namespaces/orders", "GET, HEAD"),
             ("POST", "/v1/namespaces/orders/grants", "GET, HEAD"),
             ("GET", "/v1/namespaces/orders/floor", "POST"),
+            ("GET", "/v1/namespaces/orders/export", "POST"),
+            ("PUT", "/v1/namespaces/orders/import", "POST"),
             ("PATCH", "/healthz", "GET, HEAD"),
             ("post", "/v1/ranges", "POST"),
         ];

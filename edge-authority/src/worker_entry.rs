@@ -561,6 +561,47 @@ impl Namespace {
                     }
                     return outcome.reply;
                 }
+                Step::ReadWitness => {
+                    let ObjectRequest::Export {
+                        namespace,
+                        reason,
+                        actor,
+                        source,
+                    } = request
+                    else {
+                        return ApiError::unavailable("only an export reads the witness").reply();
+                    };
+                    // The fence the read is sent at (a witness found below
+                    // it went back), then the mark as it is now, just before
+                    // the freeze commits.
+                    let sent_at = match object::load_any(&self.sql) {
+                        Ok(Some(row)) => row.state.fence(),
+                        Ok(None) => return ApiError::unavailable("no namespace here").reply(),
+                        Err(e) => return ApiError::unavailable(e.to_string()).reply(),
+                    };
+                    let got = match ask_witness(&self.env, namespace, &FenceRequest::Get).await {
+                        Ok(got) => got,
+                        Err(e) => {
+                            return ApiError::unavailable(format!(
+                                "the fence's witness cannot be reached ({e}); nothing was exported"
+                            ))
+                            .reply()
+                        }
+                    };
+                    // --- synchronous: the freeze and its audit entry, one commit ---
+                    let reply = object::transfer::export(
+                        &self.sql,
+                        namespace,
+                        (sent_at, got),
+                        (reason, actor, source),
+                        now_ms(),
+                    )
+                    .unwrap_or_else(|e| e.reply());
+                    if reply.status < 300 {
+                        self.push_summary(now_ms()).await;
+                    }
+                    return reply;
+                }
                 Step::RaiseFence { target } => {
                     let count = match request {
                         ObjectRequest::Grant { request, .. } => request.count,

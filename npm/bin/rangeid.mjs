@@ -515,13 +515,94 @@ succeeds and changes nothing; another configuration is refused
   },
 
   "ns unfreeze": {
-    usage: "rangeid ns unfreeze NAME --reason TEXT",
-    about: "Unfreezes a namespace (admin): grants resume. Audited with the reason.",
+    usage: "rangeid ns unfreeze NAME --reason TEXT [--abandon-export]",
+    about: `Unfreezes a namespace (admin): grants resume. Audited with the reason.
+A namespace that was exported (ns export) stays frozen (namespace_exported):
+unfreeze it only if its document was never imported anywhere, with
+--abandon-export.`,
     args: ["NAME"],
-    options: { reason: { type: "string" } },
-    optionsHelp: "  --reason TEXT  why (1 to 256 printable characters); kept in the audit log",
+    options: { reason: { type: "string" }, "abandon-export": { type: "boolean" } },
+    optionsHelp: `  --reason TEXT     why (1 to 256 printable characters); kept in the audit log
+  --abandon-export  the namespace was exported and the move is abandoned: its
+                    document was never imported (else two authorities would
+                    grant the same IDs)`,
     async run(ctx) {
       await stateChange(ctx, "unfreeze");
+    },
+  },
+
+  "ns export": {
+    usage: "rangeid ns export NAME --reason TEXT [--out FILE]",
+    about: `Exports a namespace to move it to another authority (admin): the authority
+reads its witness's mark, freezes the namespace and answers its export
+document (configuration, next, fence, witness mark, where the destination
+starts, a SHA-256 check), audited with the reason. Prints the document, or
+writes it to a new FILE. The namespace stays frozen here: import the document
+on the destination with \`rangeid ns import FILE\`.`,
+    args: ["NAME"],
+    options: { reason: { type: "string" }, out: { type: "string" } },
+    optionsHelp: `  --reason TEXT  why (1 to 256 printable characters); kept in both audit logs
+  --out FILE     write the document to FILE (never over an existing file)
+                 instead of stdout`,
+    async run({ values, args, conn }) {
+      const name = needNamespace(args[0]);
+      const reason = needReason(values.reason);
+      const res = await call(conn, "POST", `${nsPath(name)}/export`, { body: JSON.stringify({ reason }) });
+      const doc = ok(res);
+      const text = res.text.endsWith("\n") ? res.text : `${res.text}\n`;
+      if (values.out === undefined) out(text);
+      else {
+        let fd;
+        try {
+          fd = openSync(values.out, "wx", 0o600);
+        } catch (e) {
+          if (e.code === "EEXIST") throw usage(`${values.out} exists; export never overwrites a file (the namespace is exported and frozen: export again to a new file)`);
+          throw usage(`${values.out}: ${e.message}`);
+        }
+        try {
+          writeSync(fd, text);
+        } finally {
+          closeSync(fd);
+        }
+      }
+      process.stderr.write(`rangeid: exported ${name} (next ${doc.next}, fence ${doc.fence}, witness ${doc.witness}); the destination starts at ${doc.start}. ${name} stays frozen here.\n`);
+    },
+  },
+
+  "ns import": {
+    usage: "rangeid ns import FILE [--as NAME]",
+    about: `Creates a namespace from an export document (admin), with its next at the
+document's start: never below any ID the source granted. FILE is the
+document as \`rangeid ns export\` wrote it ('-' reads stdin). The authority
+refuses, changing nothing: a document edited or cut (export_invalid), not a
+rangeid export or of another version (export_unsupported), another
+namespace's (export_namespace_mismatch), one imported here already
+(already_imported), a namespace that exists (namespace_exists).`,
+    args: ["FILE"],
+    options: { as: { type: "string" } },
+    optionsHelp: "  --as NAME  the namespace to import into (default: the document's); must be the document's",
+    async run({ values, args, conn }) {
+      let text;
+      try {
+        text = readFileSync(args[0] === "-" ? 0 : args[0], "utf8");
+      } catch (e) {
+        throw usage(`${args[0]}: ${e.message}`);
+      }
+      let name = values.as;
+      if (name === undefined) {
+        let doc;
+        try {
+          doc = JSON.parse(text);
+        } catch {
+          throw usage(`${args[0]} is not an export document (not JSON); pass --as NAME to send it anyway`);
+        }
+        if (typeof doc?.namespace !== "string") throw usage(`${args[0]} is not an export document (no namespace); pass --as NAME to send it anyway`);
+        name = doc.namespace;
+      }
+      needNamespace(name);
+      const res = await call(conn, "POST", `${nsPath(name)}/import`, { body: text });
+      const body = ok(res, [201]);
+      out(values.json ? res.text : `imported ${name}\n${summaryText(body)}`);
     },
   },
 
@@ -581,7 +662,7 @@ every namespace's floor past every ID in use before letting generators in.`,
 
   audit: {
     usage: "rangeid audit NAME [--limit N] [--before ID]",
-    about: "Lists a namespace's audit entries (admin), newest first: create, floor, freeze, unfreeze, fence_forward.",
+    about: "Lists a namespace's audit entries (admin), newest first: create, floor, freeze, unfreeze, export, import, fence_forward, witness_behind.",
     args: ["NAME"],
     options: { limit: { type: "string" }, before: { type: "string" } },
     optionsHelp: `  --limit N    entries per page, 1 to 1000 (default 100)
@@ -640,14 +721,18 @@ last hour's rate. Needs a reader or admin token for the namespaces.`,
 async function stateChange({ values, args, conn }, action) {
   const name = needNamespace(args[0]);
   const reason = needReason(values.reason);
-  const res = await call(conn, "POST", `${nsPath(name)}/${action}`, { body: JSON.stringify({ reason }) });
+  const fields = { reason };
+  if (values["abandon-export"]) fields.abandonExport = true;
+  const res = await call(conn, "POST", `${nsPath(name)}/${action}`, { body: JSON.stringify(fields) });
   const body = ok(res);
   out(values.json ? res.text : `${name}: ${body.state}`);
 }
 
 // ---------------------------------------------------------------- dispatch
 
-const GROUPS = { ns: ["create", "list", "show", "freeze", "unfreeze", "floor"] };
+const GROUPS = { ns: ["create", "list", "show", "freeze", "unfreeze", "floor", "export", "import"] };
+// Long names of groups.
+const ALIASES = { namespace: "ns" };
 
 const MAIN_HELP = `rangeid ${VERSION}: keys, tokens and the authority's admin API from the shell
 
@@ -668,13 +753,15 @@ The authority (--url or RANGEID_URL, --token or RANGEID_TOKEN):
   ns list [--limit N] [--after NAME]                       reader
   ns show NAME                                             reader
   ns freeze NAME --reason TEXT                             admin
-  ns unfreeze NAME --reason TEXT                           admin
+  ns unfreeze NAME --reason TEXT [--abandon-export]        admin
   ns floor NAME --to N                                     admin
+  ns export NAME --reason TEXT [--out FILE]                admin: freeze, print the document
+  ns import FILE [--as NAME]                               admin: create from a document
   grants NAME [--limit N] [--before START]                 reader
   lookup NAME ID                                           reader
   audit NAME [--limit N] [--before ID]                     admin
 
-Every authority command takes --json (the authority's JSON, one document) and
+\`namespace\` is a synonym of \`ns\`. Every authority command takes --json (the authority's JSON, one document) and
 prints IDs exactly as decimal strings. \`rangeid <command> --help\` for more.
 
 Exit status: 0 done; 1 the authority refused (its code and message on stderr)
@@ -709,7 +796,7 @@ function split(argv) {
     // A command is one word, or a group and its subcommand; `help` takes either.
     const path = words[0] === "help" ? words.slice(1) : words;
     const complete = words.length > 0 && (path.length === 2 || (path.length === 1 && !(path[0] in GROUPS)));
-    if (!complete) words.push(a);
+    if (!complete) words.push(path.length === 0 && Object.hasOwn(ALIASES, a) ? ALIASES[a] : a);
     else rest.push(a);
   }
   return { words, rest };

@@ -17,6 +17,8 @@
 //!
 //! - [`grant`]: grants, and the fence's start, record and refill.
 //! - [`admin`]: creation, floors, freezes and their audit entries.
+//! - [`transfer`]: moving a namespace to another authority: the export
+//!   (frozen in the same commit) and the import.
 //! - [`ledger`]: retained grants, lookups, the audit log, rates, pruning.
 //! - [`witness`]: the fence object: one mark that only rises.
 //! - [`registry`]: the list of namespaces.
@@ -37,6 +39,7 @@ pub mod grant;
 pub mod ledger;
 pub mod registry;
 pub mod schedule;
+pub mod transfer;
 pub mod witness;
 
 pub use ledger::{prune, Window};
@@ -114,6 +117,32 @@ pub enum ObjectRequest {
         reason: String,
         /// The token's `sub`.
         actor: String,
+        /// For an unfreeze: the namespace was exported, and the move is
+        /// abandoned (absent from older fronts: `false`).
+        #[serde(default)]
+        abandon_export: bool,
+    },
+    /// Export the namespace to move it: freeze it and answer the document
+    /// (after the driver read the witness: [`Step::ReadWitness`]).
+    #[serde(rename_all = "camelCase")]
+    Export {
+        /// The namespace.
+        namespace: Namespace,
+        /// Why, for the audit log and the document.
+        reason: String,
+        /// The token's `sub`.
+        actor: String,
+        /// This authority's origin, as the request named it.
+        source: String,
+    },
+    /// Create the namespace from an export document, at its start.
+    Import {
+        /// The namespace of the path the document was sent to.
+        namespace: Namespace,
+        /// The document, as the source answered it.
+        document: Box<rangeid_core::transfer::ExportDocument>,
+        /// The token's `sub`.
+        actor: String,
     },
     /// List audit entries, newest first.
     Audit {
@@ -134,7 +163,9 @@ impl ObjectRequest {
     pub fn waits_for_witness(&self) -> bool {
         matches!(
             self,
-            ObjectRequest::Grant { .. } | ObjectRequest::Floor { .. }
+            ObjectRequest::Grant { .. }
+                | ObjectRequest::Floor { .. }
+                | ObjectRequest::Export { .. }
         )
     }
 
@@ -149,6 +180,8 @@ impl ObjectRequest {
             | ObjectRequest::Rates { namespace, .. }
             | ObjectRequest::Floor { namespace, .. }
             | ObjectRequest::SetFrozen { namespace, .. }
+            | ObjectRequest::Export { namespace, .. }
+            | ObjectRequest::Import { namespace, .. }
             | ObjectRequest::Audit { namespace, .. } => namespace,
         }
     }
@@ -198,6 +231,10 @@ pub enum Step {
         /// The mark to ask for.
         target: u128,
     },
+    /// Read the witness's mark now and hand its answer to
+    /// [`transfer::export`] (an export covers the mark as it is when the
+    /// namespace freezes). Nothing was written.
+    ReadWitness,
 }
 
 pub(crate) fn unavailable(e: StoreError) -> ApiError {
@@ -272,7 +309,21 @@ pub fn handle(sql: &impl Sql, request: &ObjectRequest, waiting: u64, now: i64) -
             frozen,
             reason,
             actor,
-        } => admin::set_frozen(sql, namespace, *frozen, reason, actor, now),
+            abandon_export,
+        } => admin::set_frozen(
+            sql,
+            namespace,
+            (*frozen, *abandon_export),
+            reason,
+            actor,
+            now,
+        ),
+        ObjectRequest::Export { .. } => return Step::ReadWitness,
+        ObjectRequest::Import {
+            namespace,
+            document,
+            actor,
+        } => transfer::import(sql, namespace, document, actor, now),
         ObjectRequest::Audit {
             namespace,
             limit,

@@ -22,6 +22,7 @@ fn run(db: &impl Sql, r: &ObjectRequest, now: i64) -> Outcome {
             Step::RaiseFence { target } => {
                 raise(db, target);
             }
+            Step::ReadWitness => return transfer_tests::export_now(db, r, now),
         }
     }
     panic!("the fence never let {r:?} through");
@@ -251,6 +252,7 @@ fn frozen_refuses_new_grants_but_replays() {
     call(&db, create_req("z", 1, 1000, 100));
     call(&db, grant_req("z", "a", "r1", 5));
     let set = |frozen| ObjectRequest::SetFrozen {
+        abandon_export: false,
         namespace: ns("z"),
         frozen,
         reason: "incident 7".into(),
@@ -806,6 +808,7 @@ fn an_admin_change_without_its_audit_entry_commits_nothing() {
     };
     assert_eq!(run(&broken, &floor, T0).reply.status, 503);
     let freeze = ObjectRequest::SetFrozen {
+        abandon_export: false,
         namespace: ns("u"),
         frozen: true,
         reason: "x".into(),
@@ -888,3 +891,5 @@ fn a_floor_after_a_restore_waits_for_the_start_and_shows_the_rollback() {
         "the floor's raise hid the rollback"
     );
 }
+
+mod transfer_tests;

@@ -16,11 +16,13 @@ import { findAuthority, findWrangler, runSelf, stateFolder } from "./authority.m
 export function deployCommand({ Exit, out }) {
   const usage = (message) => new Exit(2, message);
   return {
-    usage: "rangeid deploy [--dry-run] [--keys FILE] [--name NAME] [--cors-origins LIST] [-- WRANGLER_ARGS...]",
+    usage: "rangeid deploy [--dry-run] [--keys FILE] [--name NAME] [--domain HOST] [--cors-origins LIST] [-- WRANGLER_ARGS...]",
     about: `Deploys the prebuilt authority (the package rangeid-authority) to Cloudflare
 with wrangler (npm install --save-dev wrangler; only this command needs it).
---keys FILE uploads FILE (a key map from \`rangeid keygen\`; keep it outside
-the project) as the secret RANGEID_SIGNING_KEYS with this version; without
+--keys FILE uploads the map in FILE (from \`rangeid keygen\`; keep it outside
+the project) as the secret RANGEID_SIGNING_KEYS with this version, as the
+authority holds it: Ed25519 keys' public halves only (keygen --alg EdDSA),
+so the deployed Worker cannot mint; HS256 secrets as they are. Without
 it the Worker keeps the keys it had, and a first deployment refuses every
 request until they are set. --dry-run builds and checks everything and
 uploads nothing (no account needed). Arguments after -- go to
@@ -29,6 +31,7 @@ uploads nothing (no account needed). Arguments after -- go to
       "dry-run": { type: "boolean" },
       keys: { type: "string" },
       name: { type: "string" },
+      domain: { type: "string" },
       "cors-origins": { type: "string" },
       outdir: { type: "string" },
       state: { type: "string" },
@@ -37,6 +40,8 @@ uploads nothing (no account needed). Arguments after -- go to
     optionsHelp: `  --dry-run            build and check, upload nothing (wrangler deploy --dry-run)
   --keys FILE          the signing key map to upload as RANGEID_SIGNING_KEYS
   --name NAME          the Worker's name (default rangeid-authority)
+  --domain HOST        serve on this Custom Domain only (a hostname in a zone
+                       of the account): workers_dev = false, no preview URLs
   --cors-origins LIST  browser origins allowed to call the API, comma-separated;
                        give it on every deploy (a deploy without it sets none)
   --outdir DIR         keep the bundle wrangler makes in DIR
@@ -53,15 +58,29 @@ uploads nothing (no account needed). Arguments after -- go to
 /** A TOML basic string (JSON's escapes are TOML's). */
 const tomlString = (s) => JSON.stringify(s);
 
-/** The template with main and the assets folder as absolute paths into the installed package. */
-export function deployConfig(template, paths) {
+/** The template with main and the assets folder as absolute paths into the
+ * installed package; with `domain`, served on that Custom Domain only
+ * (`workers_dev = false`, no preview URLs), set before the first table. */
+export function deployConfig(template, paths, { domain } = {}) {
   let section = "";
-  return template.split("\n").map((line) => {
+  let placed = domain === undefined;
+  return template.split("\n").flatMap((line) => {
     const header = /^\s*\[+([^\]]*)\]+/.exec(line);
     if (header) section = header[1].trim();
-    if (section === "" && /^\s*main\s*=/.test(line)) return `main = ${tomlString(paths.worker)}`;
-    if (section === "assets" && /^\s*directory\s*=/.test(line)) return `directory = ${tomlString(paths.assets)}`;
-    return line;
+    if (header && !placed) {
+      placed = true;
+      return [
+        "# --domain: the Custom Domain only, no workers.dev or preview URL.",
+        "workers_dev = false",
+        "preview_urls = false",
+        `routes = [{ pattern = ${tomlString(domain)}, custom_domain = true }]`,
+        "",
+        line,
+      ];
+    }
+    if (section === "" && /^\s*main\s*=/.test(line)) return [`main = ${tomlString(paths.worker)}`];
+    if (section === "assets" && /^\s*directory\s*=/.test(line)) return [`directory = ${tomlString(paths.assets)}`];
+    return [line];
   }).join("\n");
 }
 
@@ -120,13 +139,18 @@ Install the version this authority is tested with (it needs Node.js 22.12 or new
     if (!relative(process.cwd(), keys).startsWith("..")) {
       process.stderr.write(`rangeid: warning: ${values.keys} is inside this project; keep the production key out of version control (e.g. ~/rangeid-prod-keys.json)\n`);
     }
-    keysText = readFileSync(keys, "utf8").trim();
+    // What the authority holds: Ed25519 keys' public halves (so the
+    // deployed Worker cannot mint), HS256 secrets as they are.
+    keysText = runSelf(["keygen", "--public", keys], fail);
   }
 
+  if (values.domain !== undefined && !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/i.test(values.domain)) {
+    throw usage(`--domain ${JSON.stringify(values.domain)} is not a hostname (e.g. ids.example.com; no scheme, no path)`);
+  }
   const dir = join(home, "deploy");
   mkdirSync(dir, { recursive: true });
   const config = join(dir, "wrangler.toml");
-  writeFileSync(config, `# Written by \`rangeid deploy\` from ${authority.paths.wranglerTemplate}\n# on every run; edit nothing here (pass flags instead).\n${deployConfig(readFileSync(authority.paths.wranglerTemplate, "utf8"), authority.paths)}`);
+  writeFileSync(config, `# Written by \`rangeid deploy\` from ${authority.paths.wranglerTemplate}\n# on every run; edit nothing here (pass flags instead).\n${deployConfig(readFileSync(authority.paths.wranglerTemplate, "utf8"), authority.paths, { domain: values.domain })}`);
 
   const args = [...wrangler.args, "deploy", "--config", config];
   if (dry) args.push("--dry-run");

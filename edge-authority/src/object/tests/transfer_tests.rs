@@ -1,0 +1,352 @@
+//! Moving a namespace: the export on the source, the import on the
+//! destination (each destination on a thread of its own, so its witness is
+//! its own), and the unfreeze that would let both grant.
+
+use super::*;
+use rangeid_core::transfer::ExportDocument;
+
+/// The driver's export: reads the witness (this thread's) and exports.
+pub(super) fn export_now(db: &impl Sql, r: &ObjectRequest, now: i64) -> Outcome {
+    let ObjectRequest::Export {
+        namespace,
+        reason,
+        actor,
+        source,
+    } = r
+    else {
+        panic!("only an export reads the witness: {r:?}");
+    };
+    let got = Witnessed::read(WITNESS.with(Cell::get));
+    let sent_at = crate::object::load_any(db)
+        .ok()
+        .flatten()
+        .map_or(0, |row| row.state.fence());
+    match transfer::export(db, namespace, (sent_at, got), (reason, actor, source), now) {
+        Ok(reply) => reply.into(),
+        Err(e) => e.into(),
+    }
+}
+
+fn export_req(name: &str) -> ObjectRequest {
+    ObjectRequest::Export {
+        namespace: ns(name),
+        reason: "to Cloudflare".into(),
+        actor: "ops".into(),
+        source: "http://127.0.0.1:8787".into(),
+    }
+}
+
+fn import_req(doc: &Json) -> ObjectRequest {
+    ObjectRequest::Import {
+        namespace: ns("orders"),
+        document: Box::new(serde_json::from_value(doc.clone()).unwrap()),
+        actor: "ops".into(),
+    }
+}
+
+fn unfreeze_req(name: &str, abandon_export: bool) -> ObjectRequest {
+    ObjectRequest::SetFrozen {
+        namespace: ns(name),
+        frozen: false,
+        reason: "back".into(),
+        actor: "ops".into(),
+        abandon_export,
+    }
+}
+
+fn dec(v: &Json) -> u128 {
+    v.as_str().unwrap().parse().unwrap()
+}
+
+/// A source that granted `grants` ranges of 100: its export document.
+fn exported_source(db: &MemSql, grants: usize) -> Json {
+    call(db, create_req("orders", 1, u64::MAX, 1_000));
+    for i in 0..grants {
+        assert_eq!(
+            call(db, grant_req("orders", "a", &format!("r{i}"), 100)).0,
+            200
+        );
+    }
+    let (s, doc) = call(db, export_req("orders"));
+    assert_eq!(s, 200, "{doc}");
+    doc
+}
+
+/// On a thread of its own (a witness of its own): imports `doc` into a
+/// fresh destination, then grants `n` ranges there; the summary after the
+/// import and the ranges.
+fn destination(doc: &Json, n: usize) -> (u16, Json, Vec<(u128, u128)>) {
+    let doc = doc.clone();
+    std::thread::spawn(move || {
+        let db = super::db();
+        let (s, sum) = call(&db, import_req(&doc));
+        let mut ranges = Vec::new();
+        if s < 300 {
+            check(&db, T0);
+            for i in 0..n {
+                let (gs, g) = call(&db, grant_req("orders", "d", &format!("r{i}"), 100));
+                assert_eq!(gs, 200, "{g}");
+                ranges.push(range_of(&g));
+            }
+        }
+        (s, sum, ranges)
+    })
+    .join()
+    .unwrap()
+}
+
+#[test]
+fn an_export_freezes_in_the_same_commit_and_hands_over_the_highest_mark() {
+    let db = db();
+    let doc = exported_source(&db, 5);
+    let witness = WITNESS.with(Cell::get);
+    let (_, sum) = call(
+        &db,
+        ObjectRequest::Summary {
+            namespace: ns("orders"),
+        },
+    );
+    assert_eq!(sum["state"], "frozen");
+    assert_eq!(dec(&doc["next"]), 501);
+    assert_eq!(dec(&doc["witness"]), witness);
+    assert!(
+        witness > 501,
+        "the fence is a chunk ahead of next: {witness}"
+    );
+    assert_eq!(
+        dec(&doc["start"]),
+        witness,
+        "the highest of next, fence and witness"
+    );
+    assert_eq!(
+        (
+            doc["format"].as_str(),
+            doc["source"].as_str(),
+            doc["exportedBy"].as_str()
+        ),
+        (
+            Some("rangeid-namespace-export/1"),
+            Some("http://127.0.0.1:8787"),
+            Some("ops")
+        )
+    );
+    let parsed: ExportDocument = serde_json::from_value(doc.clone()).unwrap();
+    assert_eq!(parsed.handover(&ns("orders")).unwrap().start(), witness);
+    // Audited with what it handed over, and nothing is granted any more.
+    let (_, a) = call(
+        &db,
+        ObjectRequest::Audit {
+            namespace: ns("orders"),
+            limit: 1,
+            before: None,
+        },
+    );
+    let entry = &a["audit"][0];
+    assert_eq!(
+        (entry["action"].as_str(), entry["reason"].as_str()),
+        (Some("export"), Some("to Cloudflare"))
+    );
+    assert_eq!(entry["after"]["check"], doc["check"]);
+    assert_eq!(entry["after"]["start"], doc["start"]);
+    let (s, e) = call(&db, grant_req("orders", "a", "late", 1));
+    assert_eq!((s, code(&e)), (423, "namespace_frozen"));
+    // A replay of a grant it made still answers (the generator's retry).
+    assert_eq!(call(&db, grant_req("orders", "a", "r0", 100)).0, 200);
+}
+
+#[test]
+fn the_witness_read_at_export_covers_a_raise_the_source_never_recorded() {
+    let db = db();
+    call(&db, create_req("orders", 1, u64::MAX, 1_000));
+    call(&db, grant_req("orders", "a", "r0", 100));
+    // A raise the witness acknowledged and whose answer was lost: the
+    // object recorded that it asked, not the mark.
+    grant::record_asked(&db, 50_000).unwrap();
+    WITNESS.with(|w| w.set(50_000));
+    let (_, doc) = call(&db, export_req("orders"));
+    assert_eq!(
+        (dec(&doc["next"]), dec(&doc["witness"]), dec(&doc["start"])),
+        (101, 50_000, 50_000)
+    );
+    let (_, _, ranges) = destination(&doc, 3);
+    assert!(
+        ranges.iter().all(|&(start, _)| start >= 50_000),
+        "{ranges:?}"
+    );
+}
+
+#[test]
+fn the_destination_starts_at_the_document_and_never_grants_below_the_witness_mark() {
+    let db = db();
+    let doc = exported_source(&db, 20);
+    let source: Vec<(u128, u128)> = (0..20)
+        .map(|i| range_of(&call(&db, grant_req("orders", "a", &format!("r{i}"), 100)).1))
+        .collect();
+    let mark = WITNESS.with(Cell::get);
+    let (s, sum, ranges) = destination(&doc, 20);
+    assert_eq!(s, 201, "{sum}");
+    assert_eq!(
+        (sum["state"].as_str(), dec(&sum["next"])),
+        (Some("active"), mark)
+    );
+    assert_eq!(
+        ranges[0].0, mark,
+        "the first grant starts exactly at the source's mark"
+    );
+    for &(a, b) in &ranges {
+        assert!(a >= mark);
+        assert!(
+            source.iter().all(|&(c, d)| b <= c || a >= d),
+            "[{a}, {b}) overlaps the source"
+        );
+    }
+}
+
+#[test]
+fn an_import_is_audited_and_refuses_the_same_document_again_or_an_existing_namespace() {
+    let db = db();
+    let doc = exported_source(&db, 2);
+    std::thread::spawn(move || {
+        let dest = super::db();
+        let (s, _) = call(&dest, import_req(&doc));
+        assert_eq!(s, 201);
+        let (again, e) = call(&dest, import_req(&doc));
+        assert_eq!((again, code(&e)), (409, "already_imported"), "{e}");
+        assert_eq!(audit_actions(&dest, "orders"), ["import"]);
+        let (_, a) = call(
+            &dest,
+            ObjectRequest::Audit {
+                namespace: ns("orders"),
+                limit: 1,
+                before: None,
+            },
+        );
+        let after = &a["audit"][0]["after"];
+        assert_eq!(
+            (after["next"].clone(), after["from"]["witness"].clone()),
+            (doc["start"].clone(), doc["witness"].clone())
+        );
+        // Another document for the same name: never written over.
+        let source_db = super::db();
+        let other_doc = exported_source(&source_db, 1);
+        let (s, e) = call(&dest, import_req(&other_doc));
+        assert_eq!((s, code(&e)), (409, "namespace_exists"));
+        // Nor over a namespace created here.
+        let fresh = super::db();
+        call(&fresh, create_req("orders", 1, u64::MAX, 1_000));
+        let (s, e) = call(&fresh, import_req(&doc));
+        assert_eq!((s, code(&e)), (409, "namespace_exists"));
+        assert_eq!(audit_actions(&fresh, "orders"), ["create"]);
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn a_document_that_was_edited_is_refused_and_changes_nothing() {
+    let db = db();
+    let doc = exported_source(&db, 3);
+    for (field, value, want) in [
+        ("witness", Json::from("5"), "export_invalid"),
+        ("start", Json::from("7"), "export_invalid"),
+        ("next", Json::from("1"), "export_invalid"),
+        ("maxCount", Json::from(1), "export_invalid"),
+        (
+            "format",
+            Json::from("rangeid-namespace-export/2"),
+            "export_unsupported",
+        ),
+        ("namespace", Json::from("payments"), "export_invalid"),
+    ] {
+        let mut edited = doc.clone();
+        edited[field] = value;
+        let d = edited.clone();
+        let (s, e) = std::thread::spawn(move || {
+            let dest = super::db();
+            let out = call(&dest, import_req(&d));
+            assert!(
+                load_any(&dest).unwrap().is_none(),
+                "nothing was created: {out:?}"
+            );
+            out
+        })
+        .join()
+        .unwrap();
+        assert_eq!((s, code(&e)), (400, want), "{field}: {e}");
+    }
+}
+
+#[test]
+fn the_source_stays_frozen_unless_the_move_is_abandoned() {
+    let db = db();
+    exported_source(&db, 1);
+    let (s, e) = call(&db, unfreeze_req("orders", false));
+    assert_eq!((s, code(&e)), (409, "namespace_exported"));
+    let (_, sum) = call(
+        &db,
+        ObjectRequest::Summary {
+            namespace: ns("orders"),
+        },
+    );
+    assert_eq!(sum["state"], "frozen");
+    // Freezing again, or exporting again, changes nothing of that.
+    let freeze = ObjectRequest::SetFrozen {
+        namespace: ns("orders"),
+        frozen: true,
+        reason: "still".into(),
+        actor: "ops".into(),
+        abandon_export: false,
+    };
+    assert_eq!(call(&db, freeze).0, 200);
+    assert_eq!(call(&db, unfreeze_req("orders", false)).0, 409);
+    let (s, again) = call(&db, export_req("orders"));
+    assert_eq!(s, 200);
+    assert!(dec(&again["start"]) >= dec(&again["next"]));
+    assert_eq!(call(&db, unfreeze_req("orders", false)).0, 409);
+    // Abandoned explicitly: audited as such; then grants resume.
+    let (s, sum) = call(&db, unfreeze_req("orders", true));
+    assert_eq!((s, sum["state"].as_str()), (200, Some("active")));
+    let (_, a) = call(
+        &db,
+        ObjectRequest::Audit {
+            namespace: ns("orders"),
+            limit: 1,
+            before: None,
+        },
+    );
+    assert_eq!(a["audit"][0]["after"]["abandonedExport"], true);
+    assert_eq!(call(&db, grant_req("orders", "a", "next", 1)).0, 200);
+    // An ordinary freeze and unfreeze needs no such flag.
+    let freeze = ObjectRequest::SetFrozen {
+        namespace: ns("orders"),
+        frozen: true,
+        reason: "maintenance".into(),
+        actor: "ops".into(),
+        abandon_export: false,
+    };
+    call(&db, freeze);
+    assert_eq!(call(&db, unfreeze_req("orders", false)).0, 200);
+}
+
+#[test]
+fn an_export_without_its_audit_entry_commits_nothing() {
+    let db = db();
+    call(&db, create_req("orders", 1, u64::MAX, 1_000));
+    call(&db, grant_req("orders", "a", "r0", 100));
+    let broken = Failing {
+        inner: &db,
+        fail_on: "INSERT INTO audit",
+    };
+    let o = run(&broken, &export_req("orders"), T0);
+    assert_eq!(o.reply.status, 503);
+    let (_, sum) = call(
+        &db,
+        ObjectRequest::Summary {
+            namespace: ns("orders"),
+        },
+    );
+    assert_eq!(sum["state"], "active", "not frozen without its entry");
+    assert_eq!(call(&db, grant_req("orders", "a", "r1", 1)).0, 200);
+    let (s, e) = call(&super::db(), export_req("missing"));
+    assert_eq!((s, code(&e)), (404, "namespace_not_found"));
+}

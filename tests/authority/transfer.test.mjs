@@ -1,0 +1,178 @@
+// Moving a namespace between two self-hosted authorities on bare workerd
+// (each its own key, state folder and port), with the rangeid command as an
+// operator runs it: grants on A, `rangeid ns export` from A, `rangeid ns
+// import` into B, grants on B. Every range B grants starts at or above the
+// highest end A granted and at or above A's witness mark, read from the
+// witness's own SQLite file (not from the document). A stays frozen: a grant
+// is refused (namespace_frozen) and a plain unfreeze too
+// (namespace_exported). Bad input, each a typed refusal that changes
+// nothing: an edited document, a cut one, a foreign one, an older version,
+// another namespace's, the same document twice, an import over a namespace
+// that exists and has grants.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Authority, assertDisjoint, authorityDir, uniqueNs } from './harness.mjs';
+
+const cli = join(authorityDir, '..', 'npm', 'bin', 'rangeid.mjs');
+const started = [];
+const dir = mkdtempSync(join(tmpdir(), 'rangeid-transfer-'));
+let A;
+let B;
+
+before(async () => {
+  A = new Authority({ runtime: 'workerd' });
+  B = new Authority({ runtime: 'workerd' });
+  started.push(A, B);
+  await Promise.all([A.start(), B.start()]);
+});
+
+after(async () => {
+  for (const a of started) {
+    await a.stop();
+    a.cleanup();
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** `rangeid ARGS` against `a` with an admin token; {code, stdout, stderr}. */
+function rangeid(a, args) {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [cli, ...args], {
+      env: { PATH: process.env.PATH, RANGEID_URL: a.base, RANGEID_TOKEN: a.token('admin', ['*'], { sub: 'ops' }) },
+    }, (err, stdout, stderr) => resolve({ code: err ? err.code : 0, stdout, stderr }));
+  });
+}
+
+/** The witness's stored mark for the namespace, from its SQLite file. */
+function witnessMark(a) {
+  const marks = a.objectFiles('Fence').filter((f) => f.endsWith('.sqlite')).map((file) => BigInt(execFileSync('python3', ['-c',
+    'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT mark FROM fence").fetchone()[0])', file]).toString().trim()));
+  assert.ok(marks.length > 0, 'the witness has storage');
+  return marks.reduce((x, y) => (x > y ? x : y));
+}
+
+let seq = 0;
+async function grant(a, ns, count = 1000) {
+  seq += 1;
+  return a.req('POST', '/v1/ranges', {
+    token: a.token('generator', [ns], { sub: 'svc' }),
+    body: { namespace: ns, incarnation: 'inc-1', requestId: `r${seq}`, count },
+  });
+}
+
+const summary = async (a, ns) => (await a.req('GET', `/v1/namespaces/${ns}`, { token: a.token('reader', ['*']) }));
+
+test('a namespace moves from A to B: B never grants below A\'s highest end nor A\'s witness mark; A stays frozen; bad documents change nothing', { timeout: 300_000 }, async () => {
+  const ns = uniqueNs('move');
+  let r = await rangeid(A, ['ns', 'create', ns]);
+  assert.equal(r.code, 0, r.stderr);
+  const onA = [];
+  for (let i = 0; i < 20; i++) {
+    const g = await grant(A, ns, 1000 + i * 37);
+    assert.equal(g.status, 200, g.text);
+    onA.push([BigInt(g.body.start), BigInt(g.body.end)]);
+  }
+  const highestEnd = onA.reduce((m, [, e]) => (e > m ? e : m), 0n);
+
+  // Export with the command, into a file.
+  const file = join(dir, `${ns}.json`);
+  r = await rangeid(A, ['namespace', 'export', ns, '--reason', 'move to B', '--out', file]);
+  assert.equal(r.code, 0, r.stderr);
+  const mark = witnessMark(A);
+  const doc = JSON.parse(readFileSync(file, 'utf8'));
+  console.log(`A: highest end ${highestEnd}, witness mark ${mark} (file); document next ${doc.next}, fence ${doc.fence}, witness ${doc.witness}, start ${doc.start}`);
+  assert.equal(BigInt(doc.witness), mark, 'the document holds the witness mark as the witness stores it');
+  assert.ok(mark > highestEnd, 'the fence is ahead of what A granted');
+
+  // A is frozen, and stays so.
+  let g = await grant(A, ns);
+  assert.equal(g.status, 423, g.text);
+  assert.equal(g.body.error.code, 'namespace_frozen');
+  r = await rangeid(A, ['ns', 'unfreeze', ns, '--reason', 'oops']);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /namespace_exported: .*abandonExport/);
+  assert.equal((await summary(A, ns)).body.state, 'frozen');
+  assert.equal((await grant(A, ns)).status, 423);
+  assert.equal(witnessMark(A), mark, 'nothing moved A\'s witness after the export');
+
+  // Bad documents into B: each refused with its own code, nothing created.
+  const text = readFileSync(file, 'utf8');
+  const bad = [
+    ['an edited witness mark', text.replace(`"witness":"${doc.witness}"`, '"witness":"1"'), [], 'export_invalid'],
+    ['an edited start', text.replace(`"start":"${doc.start}"`, `"start":"${doc.next}"`), [], 'export_invalid'],
+    ['a cut document', text.slice(0, 120), ['--as', ns], 'export_invalid'],
+    ['a foreign document', JSON.stringify({ format: 'snowflake-dump/3', namespace: ns }), [], 'export_unsupported'],
+    ['an older version', text.replace('rangeid-namespace-export/1', 'rangeid-namespace-export/0'), [], 'export_unsupported'],
+    ['another namespace\'s name', text, ['--as', `${ns}-x`], 'export_namespace_mismatch'],
+  ];
+  for (const [what, body, args, code] of bad) {
+    const f = join(dir, 'bad.json');
+    writeFileSync(f, body);
+    r = await rangeid(B, ['ns', 'import', f, ...args]);
+    assert.equal(r.code, 1, `${what}: ${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`^rangeid: ${code}: `), `${what}: ${r.stderr}`);
+    console.log(`${what}: ${r.stderr.trim()}`);
+    for (const name of [ns, `${ns}-x`]) assert.equal((await summary(B, name)).status, 404, `${what} created nothing`);
+  }
+
+  // The import, then grants on B.
+  r = await rangeid(B, ['ns', 'import', file, '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  const imported = JSON.parse(r.stdout);
+  assert.equal(imported.state, 'active');
+  assert.equal(imported.next, doc.start);
+  const onB = [];
+  for (let i = 0; i < 20; i++) {
+    g = await grant(B, ns, 1000 + i * 41);
+    assert.equal(g.status, 200, g.text);
+    onB.push([BigInt(g.body.start), BigInt(g.body.end)]);
+  }
+  for (const [s] of onB) {
+    assert.ok(s >= highestEnd, `B granted from ${s}, below A's highest end ${highestEnd}`);
+    assert.ok(s >= mark, `B granted from ${s}, below A's witness mark ${mark}`);
+  }
+  assertDisjoint([...onA, ...onB].map(([s, e]) => ({ start: s, end: e })));
+  console.log(`B: first grant at ${onB[0][0]}, ${onB.length} grants, all >= ${mark}`);
+
+  // The same document again: already_imported, B unchanged.
+  const before2 = (await summary(B, ns)).body;
+  r = await rangeid(B, ['ns', 'import', file]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /^rangeid: already_imported: /);
+  const after2 = (await summary(B, ns)).body;
+  assert.deepEqual([after2.next, after2.rangesGranted, after2.state], [before2.next, before2.rangesGranted, before2.state]);
+
+  // Back into A, where the namespace exists with its grants: refused, A unchanged.
+  r = await rangeid(A, ['ns', 'import', file]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /^rangeid: namespace_exists: /);
+  const a = (await summary(A, ns)).body;
+  assert.deepEqual([a.state, a.next], ['frozen', doc.next]);
+
+  // Audited on both sides.
+  const actions = async (x) => (await x.req('GET', `/v1/namespaces/${ns}/audit`, { token: x.token('admin', ['*']) })).body.audit.map((e) => `${e.actor}:${e.action}`);
+  assert.deepEqual((await actions(A)).slice(0, 2), ['ops:export', 'ops:create']);
+  assert.deepEqual(await actions(B), ['ops:import']);
+});
+
+test('an import into a namespace that exists on the destination with grants is refused and changes nothing', { timeout: 120_000 }, async () => {
+  const ns = uniqueNs('taken');
+  for (const x of [A, B]) {
+    assert.equal((await rangeid(x, ['ns', 'create', ns])).code, 0);
+    assert.equal((await grant(x, ns, 500)).status, 200);
+  }
+  const file = join(dir, `${ns}.json`);
+  let r = await rangeid(A, ['ns', 'export', ns, '--reason', 'move', '--out', file]);
+  assert.equal(r.code, 0, r.stderr);
+  const before2 = (await summary(B, ns)).body;
+  r = await rangeid(B, ['ns', 'import', file]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /^rangeid: namespace_exists: .*never writes over/);
+  const after2 = (await summary(B, ns)).body;
+  assert.deepEqual([after2.state, after2.next, after2.rangesGranted], [before2.state, before2.next, before2.rangesGranted]);
+  assert.equal((await grant(B, ns, 10)).status, 200, 'B\'s own namespace still grants');
+});
