@@ -316,6 +316,19 @@ fn plan_route(
                 },
             )
         }
+        Route::Limits(seg) => {
+            let namespace = api::path_namespace(&seg)?;
+            require(&claims, Access::Admin(&namespace))?;
+            let change = api::limits(body(incoming)?)?;
+            object(
+                namespace,
+                ObjectRequest::SetLimits {
+                    namespace,
+                    change,
+                    actor: claims.sub.clone(),
+                },
+            )
+        }
         Route::Freeze(ref seg) | Route::Unfreeze(ref seg) => {
             let frozen = matches!(r, Route::Freeze(_));
             let seg = seg.clone();
@@ -586,6 +599,12 @@ mod tests {
                 "POST",
                 "/v1/namespaces/orders/unfreeze",
                 br#"{"reason":"x"}"#,
+                [&forbidden, &forbidden, &fwd, &forbidden],
+            ),
+            (
+                "POST",
+                "/v1/namespaces/orders/limits",
+                br#"{"grantsPerSecond":5}"#,
                 [&forbidden, &forbidden, &fwd, &forbidden],
             ),
         ];

@@ -33,6 +33,8 @@ pub enum Route {
     Freeze(String),
     /// `POST /v1/namespaces/{ns}/unfreeze`
     Unfreeze(String),
+    /// `POST /v1/namespaces/{ns}/limits`
+    Limits(String),
     /// `GET /v1/namespaces/{ns}/audit`
     Audit(String),
     /// `GET /v1/namespaces/{ns}/rates`
@@ -53,6 +55,7 @@ impl Route {
                 | Route::Floor(_)
                 | Route::Freeze(_)
                 | Route::Unfreeze(_)
+                | Route::Limits(_)
         )
     }
 }
@@ -81,7 +84,9 @@ pub fn allowed_methods(path: &str) -> Option<&'static str> {
         ["v1", "namespaces", ns, "grants" | "lookup" | "audit" | "rates"] if !ns.is_empty() => {
             "GET, HEAD"
         }
-        ["v1", "namespaces", ns, "floor" | "freeze" | "unfreeze"] if !ns.is_empty() => "POST",
+        ["v1", "namespaces", ns, "floor" | "freeze" | "unfreeze" | "limits"] if !ns.is_empty() => {
+            "POST"
+        }
         _ => return None,
     };
     Some(allow)
@@ -111,6 +116,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, RouteError> {
         ["v1", "namespaces", ns, "floor"] if post => Some(Route::Floor(owned(ns))),
         ["v1", "namespaces", ns, "freeze"] if post => Some(Route::Freeze(owned(ns))),
         ["v1", "namespaces", ns, "unfreeze"] if post => Some(Route::Unfreeze(owned(ns))),
+        ["v1", "namespaces", ns, "limits"] if post => Some(Route::Limits(owned(ns))),
         _ => None,
     };
     found.ok_or(RouteError::MethodNotAllowed { allow })
@@ -155,6 +161,10 @@ mod tests {
             ok("POST", "/v1/namespaces/orders/unfreeze"),
             Route::Unfreeze(o())
         );
+        assert_eq!(
+            ok("POST", "/v1/namespaces/orders/limits"),
+            Route::Limits(o())
+        );
         // Segments are not validated here: the handler does that after auth.
         assert_eq!(
             ok("GET", "/v1/namespaces/BAD%20NAME"),
@@ -171,6 +181,7 @@ mod tests {
             ("POST", "/v1/namespaces/orders", "GET, HEAD"),
             ("POST", "/v1/namespaces/orders/grants", "GET, HEAD"),
             ("GET", "/v1/namespaces/orders/floor", "POST"),
+            ("GET", "/v1/namespaces/orders/limits", "POST"),
             ("PATCH", "/healthz", "GET, HEAD"),
             ("post", "/v1/ranges", "POST"),
         ];

@@ -77,6 +77,11 @@ fn add(t: &mut Report, r: &Report) {
     t.witness_refusals += r.witness_refusals;
     t.abandoned += r.abandoned;
     t.failed_generators += r.failed_generators;
+    t.preclaims += r.preclaims;
+    t.insider_grants += r.insider_grants;
+    t.throttled += r.throttled;
+    t.ledger_grants += r.ledger_grants;
+    t.ledger_rows += r.ledger_rows;
 }
 
 #[test]
@@ -97,7 +102,8 @@ fn no_id_is_issued_twice_under_faults() {
          {} generator restarts, {} pauses, {} authority restarts, {} restores to an older copy \
          ({} found the witness ahead), {} fence raises, {} IDs skipped by starts, {} answers 503 for want of the witness, \
          {} replays installed, {} duplicate grants ignored, {} foreign grants refused, \
-         {} namespaces exhausted, {} IDs abandoned, in {:.1?}",
+         {} namespaces exhausted, {} IDs abandoned, {} next requests an insider posted first, \
+         {} insider grants, {} answers 429, {} grants kept in {} ledger rows, in {:.1?}",
         t.ids,
         t.grants,
         t.requests,
@@ -120,6 +126,11 @@ fn no_id_is_issued_twice_under_faults() {
         t.grants_refused,
         exhausted,
         t.abandoned,
+        t.preclaims,
+        t.insider_grants,
+        t.throttled,
+        t.ledger_grants,
+        t.ledger_rows,
         started.elapsed()
     );
     if let Some((seed, violation)) = failures.first() {
@@ -158,9 +169,18 @@ fn no_id_is_issued_twice_under_faults() {
             ("duplicate grants ignored", t.duplicates_ignored),
             ("foreign grants refused", t.grants_refused),
             ("exhausted namespaces", exhausted),
+            ("next requests posted first by an insider", t.preclaims),
+            ("insider grants", t.insider_grants),
+            ("answers 429", t.throttled),
         ] {
             assert!(count > 0, "no {what} in the default run");
         }
+        assert!(
+            t.ledger_rows < t.ledger_grants,
+            "spans kept {} grants in {} rows",
+            t.ledger_grants,
+            t.ledger_rows
+        );
     }
 }
 
@@ -210,6 +230,30 @@ fn catches_a_restore_without_the_fence() {
     );
     println!(
         "restore without the fence: {} of 200 seeds caught, e.g. seed {}: {}",
+        failures.len(),
+        failures[0].0,
+        failures[0].1
+    );
+}
+
+/// And an authority that keys requests without their owner (as before a
+/// request's identity included its `sub`) lets an insider who posts a
+/// generator's next request id first stop that generator for good.
+#[test]
+fn catches_requests_keyed_without_their_owner() {
+    let (_, _, failures) = run_many((0..200).collect(), |seed| {
+        let mut s = Scenario::from_seed(seed, 5_000);
+        s.bug = Bug::KeyWithoutOwner;
+        s.insider = true;
+        s
+    });
+    assert!(
+        failures.len() >= 100,
+        "200 seeds with an insider and keys without owners, only {} violations found",
+        failures.len()
+    );
+    println!(
+        "requests keyed without their owner: {} of 200 seeds caught, e.g. seed {}: {}",
         failures.len(),
         failures[0].0,
         failures[0].1
