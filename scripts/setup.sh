@@ -66,8 +66,11 @@ fi
 
 # npm packages, from each lock file: wrangler/binaryen/esbuild for the
 # authority, esbuild for the package build, the admin page's Preact, uPlot
-# and esbuild, and the tests' playwright-core, Bun, Deno and friends.
-for dir in edge-authority npm tests www; do
+# and esbuild, the tests' playwright-core, Bun, Deno and friends, and the
+# example apps' frameworks (Next.js 16 with React, Vite 8, TypeScript):
+# tests/examples/ copies each example and runs `npm ci` from this cache; the
+# release checks' publint and @arethetypeswrong/cli (tests/release).
+for dir in edge-authority npm tests tests/release www examples/nextjs examples/vite; do
   if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
     say "npm ci in $dir"
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)

@@ -38,6 +38,9 @@ edge-authority/scripts/build.sh
 node npm/scripts/build.mjs
 node edge-authority/scripts/bundle.mjs
 
+step "the two npm packages as packed (prepack builds nothing twice), their file lists, publint, arethetypeswrong, versions and changelogs"
+node --test 'tests/release/*.test.mjs'
+
 step "npm driver tests (fake authority, transport faults) and the package's type declarations"
 node --test 'npm/test/*.test.mjs'
 (cd npm && node_modules/.bin/tsc -p test/types/tsconfig.json)
@@ -45,5 +48,5 @@ node --test 'npm/test/*.test.mjs'
 step "the admin page type-checks"
 www/node_modules/.bin/tsc -p www/tsconfig.json
 
-step "integration: the authority on workerd (API, fence and restore drills, hardening, HTTP fuzzing), the packed package (ESM, CJS, Chromium, Worker), the admin page in Chromium"
-node --test --test-concurrency=1 'tests/authority/*.test.mjs' 'tests/npm/*.test.mjs' 'tests/www/*.test.mjs'
+step "integration: the authority on workerd (API, fence and restore drills, hardening, HTTP fuzzing), the packed package (ESM, CJS, Chromium, Worker), the example apps (Next.js with Turbopack and webpack, Vite), the admin page in Chromium, the npm quick start with no Rust on PATH"
+node --test --test-concurrency=1 'tests/authority/*.test.mjs' 'tests/npm/*.test.mjs' 'tests/examples/*.test.mjs' 'tests/www/*.test.mjs' 'tests/quickstart/*.test.mjs'

@@ -5,17 +5,29 @@
 //! The namespace object grants only ranges that end at or below the mark it
 //! holds from the witness ([`crate::authority::decide`] answers
 //! `RaiseFence` otherwise), and records a new mark only after the witness
-//! acknowledged it. On every start it reads the witness's mark and moves
-//! `next` up to it ([`start`]), so a copy of the object rolled back to an
-//! older state can never grant again what was granted after the copy: every
-//! such grant ended at or below a mark the witness still holds.
+//! acknowledged it. Each copy checks the other: whenever the object hears
+//! from its witness (on every start, on every answer to a raise, and on a
+//! periodic check) it applies [`observe`]:
 //!
-//! What it protects: a rollback of the namespace object alone. A rollback
-//! of object and witness to one earlier point is a whole-system rollback;
-//! the operator must then raise the floor past every ID in use.
+//! - a witness above every mark the object recorded or asked for means the
+//!   object's storage went back (a restore): it moves `next` up to the mark,
+//!   so it never grants again what was granted after its copy
+//!   ([`Reading::forward`], audited `fence_forward`);
+//! - a witness below the object's recorded fence means the witness went
+//!   back or was wiped: the object raises it back to its own fence before
+//!   any grant ([`Reading::raise_back`], audited `witness_behind`), so a
+//!   later restore of the object alone still finds every grant covered.
 //!
-//! What it costs: a witness round trip per chunk and per start, and on an
-//! ordinary restart the rest of the current chunk is skipped (a gap).
+//! What it protects: a rollback of one of the two objects, and of one and
+//! later the other, once the object has heard from its witness in between.
+//! A rollback of both to copies from before the same grants, with no check
+//! in between, is a whole-namespace rollback: no copy is left that remembers
+//! those grants, and the operator must raise the floor past every ID in use.
+//!
+//! What it costs: a witness round trip per chunk, per start and per check,
+//! one small write before each raise (the mark asked for, so a raise whose
+//! answer was lost is not mistaken for a rollback), and on an ordinary
+//! restart the rest of the current chunk is skipped (a gap).
 
 use crate::authority::NamespaceState;
 
@@ -23,28 +35,90 @@ use crate::authority::NamespaceState;
 /// grant needs more.
 pub const CHUNK_SHARE: u64 = 100;
 
-/// What a start did with the witness's mark.
+/// What the witness said: its mark now, and its mark before the request
+/// (the same for a read; for a raise, what it held before raising).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Start {
-    /// The state to commit before the first grant: `next` and the fence
-    /// moved up to the witness's mark.
-    pub state: NamespaceState,
-    /// IDs skipped: from the old `next` to the mark (the rest of a chunk on
-    /// an ordinary restart).
-    pub skipped: u128,
-    /// Whether the witness's mark was above the mark this object had
-    /// recorded: its storage was rolled back (or it stopped between the
-    /// witness's acknowledgement and its own write). Audited.
-    pub behind: bool,
+pub struct Witnessed {
+    /// The mark the witness holds now.
+    pub mark: u128,
+    /// The mark it held before this request, when it said so (a witness
+    /// from an older build does not): only then can a raise's answer show
+    /// that the witness had gone back.
+    pub was: Option<u128>,
 }
 
-/// The state a starting object must commit, before any grant, once the
-/// witness says its mark is `witness`.
-pub fn start(state: &NamespaceState, witness: u128) -> Start {
-    let moved = state.skip_to(witness).with_fence(witness);
-    Start {
+impl Witnessed {
+    /// The answer to a read: the mark, unchanged by it.
+    pub const fn read(mark: u128) -> Witnessed {
+        Witnessed {
+            mark,
+            was: Some(mark),
+        }
+    }
+}
+
+/// When the object hears from its witness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Phase {
+    /// Before its first grant since it (re)started: its storage may be an
+    /// older copy, so `next` skips to the highest mark known.
+    Starting,
+    /// While serving (an answer to a raise, a periodic check): its state is
+    /// current unless the witness shows otherwise.
+    Running,
+}
+
+/// What the object makes of an answer from its witness ([`observe`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reading {
+    /// The state to commit before any grant: `next` and the fence moved up
+    /// to the witness's mark.
+    pub state: NamespaceState,
+    /// IDs skipped: from the old `next` to the mark (the rest of a chunk on
+    /// an ordinary restart, or what a rolled-back copy forgot).
+    pub skipped: u128,
+    /// The witness's mark was above every mark this object recorded or
+    /// asked for: its storage was rolled back. Audited `fence_forward`.
+    pub forward: bool,
+    /// The witness had been below the object's recorded fence: it was
+    /// rolled back or wiped. Audited `witness_behind`.
+    pub behind: bool,
+    /// When the witness is still below the fence: the mark to raise it back
+    /// to before any grant.
+    pub raise_back: Option<u128>,
+}
+
+/// What an object whose committed state is `state`, and which durably
+/// recorded `asked` as the highest mark it ever asked its witness for, must
+/// do with the witness's answer `witness`, heard in `phase`.
+///
+/// Guaranteed: the state only moves up, never past `max + 1`: the fence to
+/// the witness's mark; `next` to the highest mark known when `Starting`
+/// (the rest of the chunk is skipped: a copy may have granted up to it),
+/// and while `Running` only to a witness's mark that shows a rollback;
+/// `forward` only when the mark is above both the recorded
+/// fence and `asked` (a raise acknowledged after the object stopped, or
+/// whose answer was lost, is not a rollback); `behind` only when the
+/// object had fenced anything (its fence above `first`) and the witness
+/// held less; `raise_back` is set exactly while the witness holds less than
+/// the fence, and no grant may be made until a raise to it is acknowledged.
+pub fn observe(state: &NamespaceState, asked: u128, witness: Witnessed, phase: Phase) -> Reading {
+    let fence = state.fence();
+    let forward = witness.mark > fence.max(asked);
+    let skip_to = match phase {
+        Phase::Starting => witness.mark.max(fence),
+        Phase::Running if forward => witness.mark,
+        Phase::Running => state.next(),
+    };
+    let moved = state.skip_to(skip_to).with_fence(witness.mark);
+    let fenced_anything = fence > u128::from(state.config().first());
+    let below = |mark: u128| fenced_anything && mark < fence;
+    Reading {
         skipped: moved.next() - state.next(),
-        behind: witness > state.fence(),
+        forward,
+        behind: witness.was.is_some_and(below) || below(witness.mark),
+        raise_back: below(witness.mark).then_some(fence),
         state: moved,
     }
 }
@@ -112,13 +186,28 @@ mod tests {
         NamespaceState::create(Namespace::new("n").unwrap(), c)
     }
 
+    fn seen(
+        s: &NamespaceState,
+        asked: u128,
+        w: Witnessed,
+    ) -> (u128, u128, u128, bool, bool, Option<u128>) {
+        let r = observe(s, asked, w, Phase::Starting);
+        (
+            r.state.next(),
+            r.state.fence(),
+            r.skipped,
+            r.forward,
+            r.behind,
+            r.raise_back,
+        )
+    }
+
     #[test]
     fn an_ordinary_restart_skips_the_rest_of_its_chunk() {
         let s = state(1, 1_000).with_fence(500).skip_to(300);
-        let st = start(&s, 500);
         assert_eq!(
-            (st.state.next(), st.state.fence(), st.skipped, st.behind),
-            (500, 500, 200, false)
+            seen(&s, 500, Witnessed::read(500)),
+            (500, 500, 200, false, false, None)
         );
     }
 
@@ -127,18 +216,105 @@ mod tests {
         // The copy was taken at next 300, fence 500; the witness since went
         // to 900 while the live object granted up to 850.
         let copy = state(1, 1_000).with_fence(500).skip_to(300);
-        let st = start(&copy, 900);
         assert_eq!(
-            (st.state.next(), st.state.fence(), st.skipped, st.behind),
-            (900, 900, 600, true)
+            seen(&copy, 500, Witnessed::read(900)),
+            (900, 900, 600, true, false, None)
         );
-        // A witness below the object changes nothing (a stale read cannot
-        // move anything down).
-        let st = start(&copy, 100);
-        assert_eq!((st.state, st.skipped, st.behind), (copy, 0, false));
         // The witness never asks past the end.
-        let st = start(&copy, 5_000);
-        assert_eq!((st.state.next(), st.state.fence()), (1_001, 1_001));
+        let r = observe(&copy, 500, Witnessed::read(5_000), Phase::Starting);
+        assert_eq!((r.state.next(), r.state.fence()), (1_001, 1_001));
+        // A raise's answer shows it too: the witness held more than asked.
+        let asked = 600;
+        let answer = Witnessed {
+            mark: 900,
+            was: Some(900),
+        };
+        assert_eq!(
+            seen(&copy, asked, answer),
+            (900, 900, 600, true, false, None)
+        );
+    }
+
+    #[test]
+    fn a_raise_answered_while_running_moves_only_the_fence() {
+        let s = state(1, 10_000).with_fence(2_000).skip_to(1_990);
+        let answer = Witnessed {
+            mark: 4_000,
+            was: Some(2_000),
+        };
+        let r = observe(&s, 4_000, answer, Phase::Running);
+        assert_eq!(
+            (
+                r.state.next(),
+                r.state.fence(),
+                r.skipped,
+                r.forward,
+                r.behind
+            ),
+            (1_990, 4_000, 0, false, false)
+        );
+        // A witness far above anything asked: this object went back under
+        // its own feet (a restore): it skips like a start.
+        let r = observe(&s, 2_000, Witnessed::read(9_000), Phase::Running);
+        assert_eq!((r.state.next(), r.forward), (9_000, true));
+    }
+
+    #[test]
+    fn a_raise_acknowledged_but_not_recorded_is_no_rollback() {
+        // The object asked for 900 (recorded before asking) and stopped, or
+        // lost the answer, before recording it: the witness holds 900.
+        let s = state(1, 1_000).with_fence(500).skip_to(450);
+        assert_eq!(
+            seen(&s, 900, Witnessed::read(900)),
+            (900, 900, 450, false, false, None)
+        );
+    }
+
+    #[test]
+    fn a_witness_that_went_back_is_raised_back_before_any_grant() {
+        // Object at fence 2000; its witness restored to 1000, or wiped.
+        let s = state(1, 10_000).with_fence(2_000).skip_to(1_800);
+        for w in [1_000, 0] {
+            assert_eq!(
+                seen(&s, 2_000, Witnessed::read(w)),
+                (2_000, 2_000, 200, false, true, Some(2_000)),
+                "nothing moves down, and the witness goes back up first"
+            );
+            let r = observe(&s, 2_000, Witnessed::read(w), Phase::Running);
+            assert_eq!(
+                (r.state, r.behind, r.raise_back),
+                (s, true, Some(2_000)),
+                "a check while running changes nothing but raises the witness back"
+            );
+        }
+        // A raise's answer that says what it held before: behind, already mended.
+        let answer = Witnessed {
+            mark: 2_500,
+            was: Some(1_000),
+        };
+        assert_eq!(
+            seen(&s, 2_500, answer),
+            (2_500, 2_500, 700, false, true, None),
+            "a start skips to the highest mark known"
+        );
+        let r = observe(&s, 2_500, answer, Phase::Running);
+        assert_eq!(
+            (r.state.next(), r.state.fence(), r.behind, r.raise_back),
+            (1_800, 2_500, true, None),
+            "while running, a raise only moves the fence"
+        );
+        // A witness from an older build does not say: nothing to learn.
+        let answer = Witnessed {
+            mark: 2_500,
+            was: None,
+        };
+        assert!(!seen(&s, 2_500, answer).4);
+        // A namespace that never fenced anything has nothing to protect.
+        let fresh = state(1, 10_000);
+        assert_eq!(
+            seen(&fresh, 0, Witnessed::read(0)),
+            (1, 1, 0, false, false, None)
+        );
     }
 
     #[test]

@@ -11,7 +11,9 @@
 //! another owner's; refusals change nothing, say exactly how much remains,
 //! and a limit refuses only past it. The object may be restored to any
 //! earlier snapshot (losing grants, keys and usage) and restarted against
-//! the witness: even then no interval is ever granted twice.
+//! the witness, and the witness may be restored to any earlier snapshot of
+//! its own (the object checks in with it before anything else happens):
+//! even then, and with both in turn, no interval is ever granted twice.
 
 use std::collections::BTreeMap;
 
@@ -86,6 +88,9 @@ enum Op {
     /// Restore the object's storage to the snapshot this many steps back,
     /// then start it against the witness.
     Restore(usize),
+    /// Restore the witness's storage to its snapshot this many steps back;
+    /// the object checks in with it next (its periodic check).
+    RestoreWitness(usize),
     Floor(u64),
     Freeze,
     Unfreeze,
@@ -97,6 +102,7 @@ fn op(max_count: u64) -> impl Strategy<Value = Op> {
             |(inc, req, other, count, other_ns, wait)| Op::Request { inc, req, who: u8::from(other), count, other_ns, wait }
         ),
         1 => (1usize..20).prop_map(Op::Restore),
+        1 => (1usize..20).prop_map(Op::RestoreWitness),
         1 => (0u64..64).prop_map(Op::Floor),
         1 => Just(Op::Freeze),
         1 => Just(Op::Unfreeze),
@@ -144,7 +150,8 @@ proptest! {
         // What each request got: (owner, incarnation, request) -> grant.
         let mut by_key: BTreeMap<(u8, u8, u8), Grant> = BTreeMap::new();
         let mut ledger = Ledger::default();
-        let mut snapshots = vec![(state, by_key.clone(), ledger.clone())];
+        let mut asked = 0u128;
+        let mut snapshots = vec![(state, by_key.clone(), ledger.clone(), witness, asked)];
 
         for op in ops {
             match op {
@@ -167,7 +174,9 @@ proptest! {
                         // object records it and decides again.
                         prop_assert!(at_least > state.fence());
                         let chunk = fence::chunk(0, 0, count, 0, state.remaining());
-                        witness = fence::witness_raise(witness, fence::target(&state, at_least, chunk));
+                        let target = fence::target(&state, at_least, chunk);
+                        asked = asked.max(target);
+                        witness = fence::witness_raise(witness, target);
                         state = state.with_fence(witness);
                         decision = decide(&state, &view, &request, &owner, now);
                     }
@@ -257,13 +266,30 @@ proptest! {
                     }
                 }
                 Op::Restore(back) => {
-                    let (old, keys, old_ledger) = snapshots[snapshots.len().saturating_sub(back)].clone();
-                    let st = fence::start(&old, witness);
-                    prop_assert!(st.state.next() >= old.next());
-                    prop_assert_eq!(st.state.fence(), witness.max(old.fence()));
-                    state = st.state;
+                    let (old, keys, old_ledger, _, old_asked) = snapshots[snapshots.len().saturating_sub(back)].clone();
+                    let r = fence::observe(&old, old_asked, fence::Witnessed::read(witness), fence::Phase::Starting);
+                    prop_assert!(r.state.next() >= old.next());
+                    prop_assert_eq!(r.state.fence(), witness.max(old.fence()));
+                    state = r.state;
+                    asked = old_asked;
+                    if let Some(mark) = r.raise_back {
+                        witness = fence::witness_raise(witness, mark);
+                        asked = asked.max(mark);
+                    }
                     by_key = keys;
                     ledger = old_ledger;
+                }
+                Op::RestoreWitness(back) => {
+                    witness = snapshots[snapshots.len().saturating_sub(back)].3;
+                    let r = fence::observe(&state, asked, fence::Witnessed::read(witness), fence::Phase::Running);
+                    prop_assert_eq!(r.state.next(), state.next(), "a check while running skips nothing");
+                    prop_assert_eq!(r.raise_back.is_some(), witness < state.fence() && state.fence() > u128::from(first));
+                    state = r.state;
+                    if let Some(mark) = r.raise_back {
+                        witness = fence::witness_raise(witness, mark);
+                        asked = asked.max(mark);
+                    }
+                    prop_assert!(witness >= state.fence() || state.fence() == u128::from(first));
                 }
                 Op::Floor(offset) => {
                     let floor = first.saturating_add(offset);
@@ -280,7 +306,7 @@ proptest! {
                 Op::Freeze => state = state.with_status(NamespaceStatus::Frozen),
                 Op::Unfreeze => state = state.with_status(NamespaceStatus::Active),
             }
-            snapshots.push((state, by_key.clone(), ledger.clone()));
+            snapshots.push((state, by_key.clone(), ledger.clone(), witness, asked));
             // Every ID below `next` may be used; none at or above it was
             // granted, even after a restore.
             if let Some((_, &last)) = granted.iter().next_back() {

@@ -28,7 +28,22 @@ for tool in worker-build wasm-bindgen; do
 done
 
 # The admin page first: wrangler refuses to start without its assets folder.
-node "$here/../www/scripts/build.mjs" >&2
+# Rebuilt only when its sources, lock file or build script changed, so that
+# packing right after a build (the npm package's prepack) builds nothing.
+www_hash() {
+  (cd "$RANGEID_REPO/www" && find package.json package-lock.json tsconfig.json src scripts/build.mjs \
+    -type f -print0 | sort -z | xargs -0 sha256sum; node --version) | sha256sum | cut -d' ' -f1
+}
+mkdir -p "$CARGO_TARGET_DIR"
+www_stamp="$CARGO_TARGET_DIR/rangeid-www.inputs.sha256"
+www_want="$(www_hash)"
+if [ -f "$RANGEID_REPO/www/dist/admin/index.html" ] && [ "$(cat "$www_stamp" 2>/dev/null)" = "$www_want" ]; then
+  echo "build.sh: the admin page in www/dist is up to date" >&2
+else
+  rm -f "$www_stamp"
+  node "$here/../www/scripts/build.mjs" >&2
+  echo "$www_want" >"$www_stamp"
+fi
 
 # The Worker is rebuilt only when what it is made of changed (wasm-opt alone
 # takes most of a minute on 2 cores): the Rust sources and manifests of the

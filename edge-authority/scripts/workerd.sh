@@ -5,9 +5,11 @@
 #
 #   edge-authority/scripts/workerd.sh        # or: make authority RUNTIME=workerd
 #
-# Builds, creates the local signing key once and prints an admin token and
-# the admin page's link (all as scripts/dev.sh does), then runs
-# edge-authority/workerd/authority.capnp with state in .rangeid/workerd-state.
+# Builds, stages the npm package rangeid-authority in edge-authority/npm
+# (scripts/package.mjs), then runs it exactly as a user's `npx rangeid dev`
+# does (npm/bin/commands/dev.mjs, the one place that logic lives): the
+# signing key made once in .rangeid/keys.json, an admin token and the admin
+# page's link printed, state in .rangeid/workerd-state, Ctrl-C stops workerd.
 # Environment: RANGEID_HOME, RANGEID_PORT, RANGEID_SKIP_BUILD as for dev.sh;
 # RANGEID_CORS_ORIGINS, RANGEID_GRANT_RETENTION_SECONDS and
 # RANGEID_TOKEN_AUDIENCE are passed to the authority.
@@ -20,19 +22,10 @@ repo="$(cd "$here/.." && pwd)"
 home="${RANGEID_HOME:-$repo/.rangeid}"
 port="${RANGEID_PORT:-8787}"
 
-RANGEID_NO_SERVE=1 "$here/scripts/dev.sh"
+if [ "${RANGEID_SKIP_BUILD:-0}" != 1 ] || [ ! -f "$here/build/index.js" ]; then
+  "$here/scripts/build.sh"
+fi
+node "$here/scripts/package.mjs" --no-build
 
-state="$home/workerd-state"
-mkdir -p "$state"
-RANGEID_SIGNING_KEYS="$(cat "$home/keys.json")"
-export RANGEID_SIGNING_KEYS
-# Every setting the config reads must be set (an unset one is null there).
-export RANGEID_CORS_ORIGINS="${RANGEID_CORS_ORIGINS:-}"
-export RANGEID_GRANT_RETENTION_SECONDS="${RANGEID_GRANT_RETENTION_SECONDS:-86400}"
-export RANGEID_TOKEN_AUDIENCE="${RANGEID_TOKEN_AUDIENCE:-}"
-echo "workerd.sh: serving on http://127.0.0.1:$port with bare workerd (state in $state)" >&2
-exec "$here/node_modules/@cloudflare/workerd-linux-64/bin/workerd" serve --experimental \
-  "$here/workerd/authority.capnp" \
-  --directory-path "state=$state" \
-  --directory-path "assets=$repo/www/dist" \
-  --socket-addr "http=127.0.0.1:$port"
+cd "$repo"
+exec node "$repo/npm/bin/rangeid.mjs" dev --authority "$here/npm" --state "$home" --port "$port"

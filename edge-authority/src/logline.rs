@@ -79,6 +79,12 @@ pub fn fence_start(namespace: &str, skipped: u128, rollback: bool) -> String {
     .to_string()
 }
 
+/// The line for a witness found below the namespace object's fence (its
+/// storage was restored or wiped) and raised back.
+pub fn witness_behind(namespace: &str) -> String {
+    json!({"event": "witness_behind", "namespace": namespace}).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -132,7 +132,12 @@ pub fn render(summaries: &[Value]) -> String {
     let mut rollbacks = Family::new(
         "rangeid_namespace_fence_rollbacks_total",
         "counter",
-        "Starts that found the fence's witness ahead of the object's storage (a restore).",
+        "Times the fence's witness was found ahead of the object's storage (a restore of the object).",
+    );
+    let mut behind = Family::new(
+        "rangeid_namespace_witness_behind_total",
+        "counter",
+        "Times the fence's witness was found below the object's fence (a restore of the witness) and raised back.",
     );
     for s in summaries {
         let Some(ns) = s["namespace"].as_str() else {
@@ -173,6 +178,7 @@ pub fn render(summaries: &[Value]) -> String {
         put(&mut ledger_rows, &[], &s["ledger"]["rows"]);
         put(&mut ledger_budget, &[], &s["limits"]["ledgerRows"]);
         put(&mut storage, &[], &s["ledger"]["bytes"]);
+        put(&mut behind, &[], &s["fence"]["witnessBehind"]);
     }
     let mut out = String::new();
     for f in [
@@ -186,6 +192,7 @@ pub fn render(summaries: &[Value]) -> String {
         refusals,
         skipped,
         rollbacks,
+        behind,
         ledger_rows,
         ledger_budget,
         storage,
@@ -249,7 +256,7 @@ mod tests {
             !text.contains("rangeid_namespace_exhaustion_seconds{"),
             "no rate, no estimate"
         );
-        assert_eq!(text.matches("# HELP").count(), 13);
+        assert_eq!(text.matches("# HELP").count(), 14);
         // Every sample line is `name{labels} value`.
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             let (_, value) = line.rsplit_once(' ').unwrap();

@@ -43,6 +43,35 @@ pub fn grant_retention(configured: Option<&str>, test_only: Option<&str>) -> Res
     Ok(secs)
 }
 
+/// How often an idle namespace object checks in by default: 10 minutes.
+pub const DEFAULT_CHECK_SECS: u64 = 600;
+
+/// The check-in interval's bounds, in seconds.
+pub const CHECK_SECS: std::ops::RangeInclusive<u64> = 5..=86_400;
+
+/// How often each namespace object checks in, idle or not, from
+/// `RANGEID_CHECK_SECONDS` (default 10 minutes, 5 s to a day): it reads its
+/// fence's witness (raising it back if it went back) and re-registers with
+/// the registry. The interval bounds how long a restored registry misses an
+/// idle namespace, and how long a restored witness goes unnoticed by an idle
+/// one; each check is one alarm and one witness read.
+pub fn check_interval(configured: Option<&str>) -> Result<u64, String> {
+    let Some(v) = configured.filter(|v| !v.trim().is_empty()) else {
+        return Ok(DEFAULT_CHECK_SECS);
+    };
+    v.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|s| CHECK_SECS.contains(s))
+        .ok_or_else(|| {
+            format!(
+                "RANGEID_CHECK_SECONDS must be a whole number of seconds from {} to {}, got {v:?}",
+                CHECK_SECS.start(),
+                CHECK_SECS.end()
+            )
+        })
+}
+
 /// The audience tokens must name, from `RANGEID_TOKEN_AUDIENCE` (none when
 /// unset or empty).
 pub fn audience(configured: Option<&str>) -> Option<String> {
@@ -77,5 +106,16 @@ mod tests {
         assert!(grant_retention(None, Some("0")).is_err());
         assert_eq!(audience(Some(" rangeid ")), Some("rangeid".into()));
         assert_eq!(audience(Some("")), None);
+    }
+
+    #[test]
+    fn the_check_in_interval_is_bounded() {
+        assert_eq!(check_interval(None), Ok(600));
+        assert_eq!(check_interval(Some(" ")), Ok(600));
+        assert_eq!(check_interval(Some("5")), Ok(5));
+        assert_eq!(check_interval(Some("86400")), Ok(86_400));
+        for bad in ["4", "0", "86401", "-1", "1m", "1.5"] {
+            assert!(check_interval(Some(bad)).is_err(), "{bad}");
+        }
     }
 }

@@ -150,7 +150,15 @@ pub const NAMESPACE_MIGRATIONS: &[&[&str]] = &[
             kind TEXT PRIMARY KEY,
             count INTEGER NOT NULL
         )"],
-    // 4: a request's identity includes its owner (the token `sub`): the
+    // 4: the restore fence checks its witness both ways: the highest mark
+    // the object asked its witness for (written before asking, so a raise
+    // whose answer was lost is not taken for a rollback), and how often
+    // the witness was found below the object's fence.
+    &[
+        "ALTER TABLE namespace ADD COLUMN fence_asked TEXT",
+        "ALTER TABLE namespace ADD COLUMN witness_behinds INTEGER",
+    ],
+    // 5: a request's identity includes its owner (the token `sub`): the
     // grants table is rebuilt keyed by (owner, incarnation, request id),
     // each row a span of grants (see `rangeid_core::ledger`). Rows stored
     // before owners were kept get the owner '' that no token has, so they
@@ -159,7 +167,7 @@ pub const NAMESPACE_MIGRATIONS: &[&[&str]] = &[
     // and the namespace's limits (NULL: the default); the largest grant of
     // each minute, for fence chunks that follow recent grants.
     &[
-        "CREATE TABLE grants_v4 (
+        "CREATE TABLE grants_v5 (
             owner TEXT NOT NULL,
             incarnation TEXT NOT NULL,
             request_id TEXT NOT NULL,
@@ -172,7 +180,7 @@ pub const NAMESPACE_MIGRATIONS: &[&[&str]] = &[
         )",
         // `number`: 20 digits of n for a request id r<n> as core numbers
         // them (no leading zero, at most u64::MAX), '' for any other id.
-        "INSERT INTO grants_v4 (owner, incarnation, request_id, number, grants, start, end, at,
+        "INSERT INTO grants_v5 (owner, incarnation, request_id, number, grants, start, end, at,
             last_at)
          SELECT COALESCE(owner, ''), incarnation, request_id,
             CASE WHEN substr(request_id, 1, 1) = 'r'
@@ -185,7 +193,7 @@ pub const NAMESPACE_MIGRATIONS: &[&[&str]] = &[
             1, start, end, at, at
          FROM grants",
         "DROP TABLE grants",
-        "ALTER TABLE grants_v4 RENAME TO grants",
+        "ALTER TABLE grants_v5 RENAME TO grants",
         "CREATE UNIQUE INDEX grants_by_key ON grants (owner, incarnation, number, request_id)",
         "CREATE UNIQUE INDEX grants_by_start ON grants (start)",
         "CREATE INDEX grants_by_last_at ON grants (last_at)",
@@ -361,23 +369,31 @@ pub struct NamespaceRow {
     pub fence_skipped: u128,
     /// Starts that found the witness's mark above the recorded one.
     pub fence_forwards: u64,
+    /// The highest mark this object asked its witness for (at least the
+    /// fence; recorded before each raise is sent).
+    pub fence_asked: u128,
+    /// Times the witness was found below this object's fence (and raised
+    /// back).
+    pub witness_behinds: u64,
 }
 
 /// Selects the namespace row in [`NamespaceRow::decode`]'s column order.
 pub const SELECT_NAMESPACE: &str = "SELECT name, first, max, max_count, next, status, created_at, \
      last_grant_at, ranges_granted, ids_granted, fence, largest_grant, fence_skipped, \
-     fence_forwards FROM namespace WHERE id = 1";
+     fence_forwards, fence_asked, witness_behinds FROM namespace WHERE id = 1";
 
 /// Inserts the namespace row with [`NamespaceRow::insert_params`].
 pub const INSERT_NAMESPACE: &str = "INSERT INTO namespace (id, name, first, max, max_count, next, \
      status, created_at, last_grant_at, ranges_granted, ids_granted, fence, largest_grant, \
-     fence_skipped, fence_forwards) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+     fence_skipped, fence_forwards, fence_asked, witness_behinds) \
+     VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
 /// Moves the mutable columns from the expected `next` (last parameter) to
 /// new values; returns the row only when `next` was the expected one.
 pub const UPDATE_NAMESPACE: &str = "UPDATE namespace SET next = ?, status = ?, last_grant_at = ?, \
      ranges_granted = ?, ids_granted = ?, fence = ?, largest_grant = ?, fence_skipped = ?, \
-     fence_forwards = ? WHERE id = 1 AND next = ? RETURNING next";
+     fence_forwards = ?, fence_asked = ?, witness_behinds = ? WHERE id = 1 AND next = ? \
+     RETURNING next";
 
 impl NamespaceRow {
     /// A new namespace's row, fenced at its first ID.
@@ -391,6 +407,8 @@ impl NamespaceRow {
             largest_grant: 0,
             fence_skipped: 0,
             fence_forwards: 0,
+            fence_asked: 0,
+            witness_behinds: 0,
         }
     }
 
@@ -421,6 +439,8 @@ impl NamespaceRow {
             largest_grant: opt_text(row, 11)?.map(unpad_u64).transpose()?.unwrap_or(0),
             fence_skipped: opt_text(row, 12)?.map(unpad).transpose()?.unwrap_or(0),
             fence_forwards: opt_int(row, 13)?.map_or(0, |v| v.max(0) as u64),
+            fence_asked: opt_text(row, 14)?.map(unpad).transpose()?.unwrap_or(0),
+            witness_behinds: opt_int(row, 15)?.map_or(0, |v| v.max(0) as u64),
         })
     }
 
@@ -434,8 +454,10 @@ impl NamespaceRow {
             pad(self.state.fence()).into(),
             pad(self.largest_grant.into()).into(),
             pad(self.fence_skipped).into(),
-            // A count of starts: small.
+            // Counts of starts and checks: small.
             Value::Int(self.fence_forwards.min(1 << 52) as i64),
+            pad(self.fence_asked).into(),
+            Value::Int(self.witness_behinds.min(1 << 52) as i64),
         ]
     }
 
@@ -771,7 +793,10 @@ mod tests {
         let version = db
             .exec("SELECT value FROM meta WHERE key = 'schema'", &[])
             .unwrap();
-        assert_eq!(version[0][0], Value::Text("4".into()));
+        assert_eq!(
+            version[0][0],
+            Value::Text(NAMESPACE_MIGRATIONS.len().to_string())
+        );
         let mut counted = Refusals::default();
         counted.add(Counted::Frozen);
         counted.add_n(Counted::Fenced, 2);
@@ -811,6 +836,8 @@ mod tests {
             pad(60).into(),
             pad(10).into(),
             pad(0).into(),
+            Value::Int(0),
+            pad(60).into(),
             Value::Int(0),
         ];
         assert!(NamespaceRow::decode(&good).is_ok());

@@ -8,7 +8,7 @@
 //!  "grantRate":{"lastMinute":{"ranges":1,"idsPerSecond":183.3},
 //!               "lastHour":{"ranges":1,"idsPerSecond":3.05}},
 //!  "exhaustion":{"seconds":2.9e12,"at":"..."},
-//!  "fence":{"mark":"31001","skipped":"0","rollbacks":0},
+//!  "fence":{"mark":"31001","skipped":"0","rollbacks":0,"witnessBehind":0},
 //!  "refusals":{"exhausted":0,"frozen":0,"conflict":0,"rateLimited":0,"ledgerFull":0,"fenced":0},
 //!  "limits":{"grantsPerSecond":5000,"ledgerRows":32000000,"subLedgerRows":8000000},
 //!  "ledger":{"rows":1,"bytes":57344,"topSubs":[{"sub":"svc-orders","rows":1}]}}
@@ -64,15 +64,18 @@ pub struct Exhaustion {
 
 /// The restore fence as the namespace object holds it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Fence {
     /// The mark the witness acknowledged: no grant ends above it.
     pub mark: DecBound,
     /// IDs starts skipped to reach the witness's mark, in all.
     pub skipped: DecBound,
-    /// Starts that found the witness above this object's mark (its storage
-    /// was rolled back, or it stopped between the witness's acknowledgement
-    /// and its own write).
+    /// Times the witness was found above every mark this object recorded
+    /// or asked for: its storage was rolled back (audited `fence_forward`).
     pub rollbacks: u64,
+    /// Times the witness was found below this object's fence (restored or
+    /// wiped) and raised back (audited `witness_behind`).
+    pub witness_behind: u64,
 }
 
 /// The limits on what callers add (see [`rangeid_core::ledger`]).
@@ -219,6 +222,7 @@ pub fn summarize(
             mark: DecBound(s.fence()),
             skipped: DecBound(row.fence_skipped),
             rollbacks: row.fence_forwards,
+            witness_behind: row.witness_behinds,
         },
         refusals,
         limits: limits.into(),

@@ -12,6 +12,7 @@ use std::rc::Rc;
 use futures_util::future::{join_all, FutureExt, LocalBoxFuture, Shared};
 use futures_util::StreamExt;
 
+use rangeid_core::fence::{Phase, Witnessed};
 use rangeid_core::wire::DecBound;
 use rangeid_core::ErrorCode;
 use rangeid_core::Namespace as NsName;
@@ -27,6 +28,7 @@ use crate::api::{self, MAX_BODY};
 use crate::front::{self, FrontConfig, Incoming, Plan};
 use crate::logline;
 use crate::object::registry::{RegistryPage, RegistryRequest};
+use crate::object::schedule::{Clock, PUSH_EVERY_MS};
 use crate::object::witness::{FenceMark, FenceRequest};
 use crate::object::{self, ObjectRequest, Step};
 use crate::page::{self, PageRoute};
@@ -46,12 +48,6 @@ const REGISTRY_BINDING: &str = "REGISTRY";
 const REGISTRY_NAME: &str = "registry";
 /// How many namespace summaries a listing asks objects for at once.
 const LIST_BATCH: usize = 32;
-/// A namespace object pushes its summary to the registry at most this
-/// often, in ms.
-const PUSH_EVERY_MS: i64 = 2_000;
-/// After a grant, the registry's summary is refreshed again this long
-/// after it (and an hour after that): its minute and hour rates decay.
-const REFRESH_AFTER_MS: i64 = 61_000;
 /// How often a grant may go back to the fence before giving up (each time
 /// the witness raised the mark, another grant may have used it).
 const FENCE_TRIES: usize = 8;
@@ -205,8 +201,8 @@ fn retention_ms(env: &Env) -> Result<i64, String> {
     .map(|s| (s as i64).saturating_mul(1000))
 }
 
-/// Asks the fence object (the witness) of `ns` something; its mark.
-async fn ask_witness(env: &Env, ns: &NsName, request: &FenceRequest) -> Result<u128, String> {
+/// Asks the fence object (the witness) of `ns` something; its answer.
+async fn ask_witness(env: &Env, ns: &NsName, request: &FenceRequest) -> Result<Witnessed, String> {
     let payload = serde_json::to_string(request).map_err(|e| e.to_string())?;
     let reply = call(env, FENCE_BINDING, ns.as_str(), payload).await?;
     if reply.status != 200 {
@@ -216,7 +212,57 @@ async fn ask_witness(env: &Env, ns: &NsName, request: &FenceRequest) -> Result<u
         ));
     }
     let mark: FenceMark = serde_json::from_str(&reply.body).map_err(|e| e.to_string())?;
-    Ok(mark.mark.0)
+    Ok(mark.witnessed())
+}
+
+/// Raises the witness of `ns` to at least `target` and applies its answer
+/// ([`object::grant::witnessed`]): the mark asked for is recorded first, so
+/// an answer lost after the witness's write is never taken for a rollback.
+/// `was`, when given, is what the witness said it held just before (for a
+/// witness of an older build, which does not say).
+async fn raise_witness(
+    sql: &DoSql,
+    env: &Env,
+    ns: &NsName,
+    target: u128,
+    was: Option<u128>,
+) -> Result<Option<object::grant::Heard>, String> {
+    object::grant::record_asked(sql, target).map_err(|e| e.to_string())?;
+    let mut answer = ask_witness(
+        env,
+        ns,
+        &FenceRequest::Raise {
+            to: DecBound(target),
+        },
+    )
+    .await?;
+    answer.was = answer.was.or(was);
+    let heard = object::grant::witnessed(sql, answer, Phase::Running, now_ms())
+        .map_err(|e| e.to_string())?;
+    if let Some(h) = &heard {
+        log_heard(ns, h);
+    }
+    Ok(heard)
+}
+
+/// Logs what an answer from the witness showed, when it showed anything.
+fn log_heard(ns: &NsName, h: &object::grant::Heard) {
+    if h.forward {
+        worker::console_warn!("{}", logline::fence_start(ns.as_str(), h.skipped, true));
+    } else if h.skipped > 0 {
+        worker::console_log!("{}", logline::fence_start(ns.as_str(), h.skipped, false));
+    }
+    if h.behind_mended {
+        worker::console_warn!("{}", logline::witness_behind(ns.as_str()));
+    }
+}
+
+/// Whether a namespace object has heard from its witness since it started,
+/// and when it last checked in.
+#[derive(Default)]
+struct Gate {
+    started: Cell<bool>,
+    checked_at: Cell<i64>,
 }
 
 /// A fence raise in flight, shared by every grant waiting for it.
@@ -234,9 +280,11 @@ pub struct Namespace {
     alarm_checked: Cell<bool>,
     // When the stored alarm is due (ms), if one is.
     alarm_at: Cell<Option<i64>>,
-    // Whether this instance started against the witness (skipped to its
-    // mark); no grant before that.
-    started: Rc<Cell<bool>>,
+    // Whether this instance heard from its witness (and applied what it
+    // said) since it started; no grant or floor before that.
+    gate: Rc<Gate>,
+    // How often it checks in (ms), from RANGEID_CHECK_SECONDS.
+    check_every: Result<i64, String>,
     raising: Rc<RefCell<Option<Raise>>>,
     // IDs asked for by grants now waiting for the fence to rise: the next
     // raise covers them too.
@@ -248,13 +296,16 @@ pub struct Namespace {
     throttle_logged_at: Cell<i64>,
 }
 
-/// The start: reads the witness's mark and moves `next` and the fence up
-/// to it before any grant (`object::grant::start`). With no namespace row
-/// yet it stays unstarted, so a namespace created later (or again, on
-/// storage restored from before its creation) still skips to the witness's
-/// mark before its first grant. Never fails the object: on error it stays
-/// unstarted and the next grant tries again.
-async fn start(storage: Storage, env: Env, started: Rc<Cell<bool>>) {
+/// The start, and the periodic check: reads the witness's mark and applies
+/// it before any grant (`object::grant::witnessed`): a rolled-back object
+/// moves up to the mark; a witness found below this object's fence is
+/// raised back to it first. With no namespace row yet it stays unstarted,
+/// so a namespace created later (or again, on storage restored from before
+/// its creation) still hears from its witness before its first grant. Never
+/// fails the object: on error it stays unstarted and the next grant (or
+/// floor) tries again.
+async fn check_witness(storage: Storage, env: Env, gate: Rc<Gate>) {
+    let started = &gate.started;
     let sql = DoSql::from_storage(storage);
     let row = match object::load_any(&sql) {
         Ok(row) => row,
@@ -267,25 +318,37 @@ async fn start(storage: Storage, env: Env, started: Rc<Cell<bool>>) {
         return;
     };
     let ns = *row.state.name();
-    match ask_witness(&env, &ns, &FenceRequest::Get).await {
-        Ok(mark) => match object::grant::start(&sql, mark, now_ms()) {
-            Ok(Some(st)) => {
-                if st.behind {
-                    worker::console_warn!(
-                        "{}",
-                        logline::fence_start(ns.as_str(), st.skipped, true)
-                    );
-                } else if st.skipped > 0 {
-                    worker::console_log!(
-                        "{}",
-                        logline::fence_start(ns.as_str(), st.skipped, false)
-                    );
-                }
-                started.set(true);
+    // A started object checks in while running; any other is starting.
+    let phase = if started.get() {
+        Phase::Running
+    } else {
+        Phase::Starting
+    };
+    let checked = async {
+        let got = ask_witness(&env, &ns, &FenceRequest::Get).await?;
+        let heard =
+            object::grant::witnessed(&sql, got, phase, now_ms()).map_err(|e| e.to_string())?;
+        let Some(heard) = heard else {
+            return Ok(());
+        };
+        log_heard(&ns, &heard);
+        if let Some(mark) = heard.raise_back {
+            // No grant until the witness is back up to this object's fence.
+            started.set(false);
+            let mended = raise_witness(&sql, &env, &ns, mark, Some(got.mark)).await?;
+            if mended.and_then(|h| h.raise_back).is_some() {
+                return Err("the witness stayed below this object's fence".to_owned());
             }
-            Ok(None) => started.set(true),
-            Err(e) => worker::console_error!("start: could not skip to the witness's mark: {e}"),
-        },
+        }
+        Ok::<(), String>(())
+    };
+    match checked.await {
+        Ok(()) => {
+            started.set(true);
+            gate.checked_at.set(now_ms());
+        }
+        // Unstarted stays unstarted; a started object whose witness could
+        // not be read keeps granting below the fence it recorded.
         Err(e) => worker::console_error!("{}", logline::fence_unreachable(ns.as_str(), &e)),
     }
 }
@@ -295,12 +358,15 @@ impl DurableObject for Namespace {
         let sql = DoSql::new(&state);
         let schema = store::migrate(&sql, store::NAMESPACE_MIGRATIONS);
         let retention = retention_ms(&env);
-        let started = Rc::new(Cell::new(false));
+        let check_every =
+            settings::check_interval(env_text(&env, "RANGEID_CHECK_SECONDS").as_deref())
+                .map(|s| s as i64 * 1000);
+        let gate = Rc::new(Gate::default());
         if schema.is_ok() {
             // The start gate: no event reaches the object before it has
-            // skipped to the witness's mark.
+            // heard from its witness (or failed to).
             let _gate = state.block_concurrency_while(
-                start(state.storage(), env.clone(), Rc::clone(&started)).map(Ok),
+                check_witness(state.storage(), env.clone(), Rc::clone(&gate)).map(Ok),
             );
         }
         Self {
@@ -309,9 +375,10 @@ impl DurableObject for Namespace {
             sql,
             schema,
             retention,
+            check_every,
             alarm_checked: Cell::new(false),
             alarm_at: Cell::new(None),
-            started,
+            gate,
             raising: Rc::new(RefCell::new(None)),
             waiting: Cell::new(0),
             pushed_at: Cell::new(0),
@@ -321,7 +388,8 @@ impl DurableObject for Namespace {
     }
 
     async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
-        let reply = match (&self.schema, &self.retention, object_body(&mut req).await) {
+        let settings = self.retention.as_ref().and(self.check_every.as_ref());
+        let reply = match (&self.schema, settings, object_body(&mut req).await) {
             (Err(e), _, _) => ApiError::unavailable(format!("storage not ready: {e}")).reply(),
             (_, Err(e), _) => {
                 ApiError::unavailable(format!("authority misconfigured: {e}")).reply()
@@ -329,7 +397,13 @@ impl DurableObject for Namespace {
             (_, _, Err(reply)) => reply,
             (Ok(()), Ok(_), Ok(bytes)) => match serde_json::from_slice::<ObjectRequest>(&bytes) {
                 Err(e) => ApiError::unavailable(format!("bad object request: {e}")).reply(),
-                Ok(request) => self.serve(&request).await,
+                Ok(request) => {
+                    let reply = self.serve(&request).await;
+                    // Every object keeps an alarm for its next check-in,
+                    // idle or not (one storage read per instance).
+                    self.alarm_no_later_than(self.check_at(now_ms())).await;
+                    reply
+                }
             },
         };
         reply_or_unavailable(to_response(reply))
@@ -341,23 +415,29 @@ impl DurableObject for Namespace {
         // this handler awaits is kept (merged below), not lost.
         self.alarm_at.set(None);
         self.alarm_checked.set(true);
+        if self.clock(now).check_due() {
+            // The check-in: hear from the witness (raising it back if it went
+            // back); the push below re-registers with the registry.
+            let again = check_witness(
+                self.state.storage(),
+                self.env.clone(),
+                Rc::clone(&self.gate),
+            );
+            let _ = self.state.block_concurrency_while(again.map(Ok)).await;
+            self.gate.checked_at.set(now);
+        }
         self.push_summary(now).await;
         let retention = self
             .retention
             .clone()
             .unwrap_or(settings::DEFAULT_RETENTION_SECS as i64 * 1000);
         match object::prune(&self.sql, now, retention) {
-            Ok(next) => {
-                let refresh = self.next_refresh(now);
-                let at = next
-                    .into_iter()
-                    .chain(refresh)
-                    .chain(self.alarm_at.get())
-                    .min();
-                if let Some(at) = at {
-                    self.set_alarm_at(at).await?;
-                }
-                self.alarm_at.set(at);
+            Ok(prune_at) => {
+                let at = self
+                    .clock(now_ms())
+                    .next_alarm(prune_at, self.alarm_at.get());
+                self.set_alarm_at(at).await?;
+                self.alarm_at.set(Some(at));
             }
             // Thrown: the runtime retries the alarm.
             Err(e) => return Err(worker::Error::RustError(e.to_string())),
@@ -367,23 +447,26 @@ impl DurableObject for Namespace {
 }
 
 impl Namespace {
-    /// Serves one request: grants go through the start gate and the fence;
+    /// Serves one request: grants and floors go through the start gate (the
+    /// witness heard from since this instance started) and the fence;
     /// everything else straight to the storage logic.
     async fn serve(&self, request: &ObjectRequest) -> HttpReply {
-        if matches!(request, ObjectRequest::Grant { .. }) && !self.started.get() {
-            let again = start(
+        if request.waits_for_witness() && !self.gate.started.get() {
+            let again = check_witness(
                 self.state.storage(),
                 self.env.clone(),
-                Rc::clone(&self.started),
+                Rc::clone(&self.gate),
             );
             let _ = self.state.block_concurrency_while(again.map(Ok)).await;
             // Unstarted with a namespace row: the witness could not be read.
             // (Without one, the request goes on to its 404.)
             let exists = !matches!(object::load_any(&self.sql), Ok(None));
-            if !self.started.get() && exists {
-                self.count(Counted::Fenced).await;
+            if !self.gate.started.get() && exists {
+                if matches!(request, ObjectRequest::Grant { .. }) {
+                    self.count(Counted::Fenced).await;
+                }
                 return ApiError::unavailable(
-                    "the fence's witness cannot be reached; nothing was granted",
+                    "the fence's witness cannot be reached; nothing was changed",
                 )
                 .reply();
             }
@@ -401,15 +484,7 @@ impl Namespace {
                 Err(e) => return e.reply(),
                 Ok(None) => {}
                 Ok(Some(mark)) => {
-                    let raised = ask_witness(
-                        &self.env,
-                        namespace,
-                        &FenceRequest::Raise { to: DecBound(mark) },
-                    )
-                    .await
-                    .and_then(|m| {
-                        object::grant::record_fence(&self.sql, m).map_err(|e| e.to_string())
-                    });
+                    let raised = raise_witness(&self.sql, &self.env, namespace, mark, None).await;
                     if let Err(e) = raised {
                         return ApiError::unavailable(format!(
                             "the fence's witness cannot be reached ({e}); the floor was not raised"
@@ -498,17 +573,9 @@ impl Namespace {
         let env = self.env.clone();
         let storage = self.state.storage();
         let flight: Raise = async move {
-            let mark = ask_witness(
-                &env,
-                &ns,
-                &FenceRequest::Raise {
-                    to: DecBound(target),
-                },
-            )
-            .await?;
-            object::grant::record_fence(&DoSql::from_storage(storage), mark)
-                .map_err(|e| e.to_string())?;
-            Ok(mark)
+            let sql = DoSql::from_storage(storage);
+            raise_witness(&sql, &env, &ns, target, None).await?;
+            Ok(target)
         }
         .boxed_local()
         .shared();
@@ -596,18 +663,36 @@ impl Namespace {
         }
     }
 
-    /// When the registry's copy of the summary next needs a refresh though
-    /// nothing changed: its minute and hour rates decay after a grant.
-    fn next_refresh(&self, now: i64) -> Option<i64> {
-        // Something the registry has not seen yet: push again soon.
-        let unpushed = !self.pending.borrow().is_empty();
-        let last = object::load_any(&self.sql).ok()??.last_grant_at?;
-        if unpushed || last > self.pushed_at.get() {
-            return Some((self.pushed_at.get() + PUSH_EVERY_MS).max(now + 1));
+    /// The next check-in, without reading storage.
+    fn check_at(&self, now: i64) -> i64 {
+        Clock {
+            last_grant_at: None,
+            ..self.clock_with(now, None)
         }
-        [last + REFRESH_AFTER_MS, last + 3_600_000 + REFRESH_AFTER_MS]
-            .into_iter()
-            .find(|&at| at > now && at > self.pushed_at.get())
+        .check_at()
+    }
+
+    /// What the alarm schedule needs to know at `now`.
+    fn clock(&self, now: i64) -> Clock {
+        let last_grant_at = object::load_any(&self.sql)
+            .ok()
+            .flatten()
+            .and_then(|r| r.last_grant_at);
+        self.clock_with(now, last_grant_at)
+    }
+
+    fn clock_with(&self, now: i64, last_grant_at: Option<i64>) -> Clock {
+        Clock {
+            now,
+            pushed_at: self.pushed_at.get(),
+            unpushed: !self.pending.borrow().is_empty(),
+            last_grant_at,
+            checked_at: self.gate.checked_at.get(),
+            check_every_ms: self
+                .check_every
+                .clone()
+                .unwrap_or(settings::DEFAULT_CHECK_SECS as i64 * 1000),
+        }
     }
 
     async fn set_alarm_at(&self, at_ms: i64) -> worker::Result<()> {

@@ -10,7 +10,7 @@
 #
 # Settings come from the environment: RANGEID_SIGNING_KEYS (required: a
 # JSON map kid -> key), RANGEID_CORS_ORIGINS, RANGEID_GRANT_RETENTION_SECONDS,
-# RANGEID_TOKEN_AUDIENCE; unset ones take the defaults. The RANGEID_TEST_ONLY_*
+# RANGEID_TOKEN_AUDIENCE, RANGEID_CHECK_SECONDS; unset ones take the defaults. The RANGEID_TEST_ONLY_*
 # ones exist for the test suite; never set them in production.
 #
 # One machine, no replication: back up the state folder (stop workerd, or
@@ -41,6 +41,7 @@ const authority :Workerd.Worker = (
     (name = "RANGEID_CORS_ORIGINS", fromEnvironment = "RANGEID_CORS_ORIGINS"),
     (name = "RANGEID_GRANT_RETENTION_SECONDS", fromEnvironment = "RANGEID_GRANT_RETENTION_SECONDS"),
     (name = "RANGEID_TOKEN_AUDIENCE", fromEnvironment = "RANGEID_TOKEN_AUDIENCE"),
+    (name = "RANGEID_CHECK_SECONDS", fromEnvironment = "RANGEID_CHECK_SECONDS"),
     (name = "RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS", fromEnvironment = "RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS"),
     (name = "RANGEID_TEST_ONLY_WITNESS_DOWN", fromEnvironment = "RANGEID_TEST_ONLY_WITNESS_DOWN"),
     (name = "RANGEID_TEST_ONLY_WITNESS_RAISES", fromEnvironment = "RANGEID_TEST_ONLY_WITNESS_RAISES"),

@@ -16,6 +16,8 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { closeSync, fchmodSync, openSync, readFileSync, writeSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { deployCommand } from "./commands/deploy.mjs";
+import { devCommand } from "./commands/dev.mjs";
 
 const VERSION = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
 const TIMEOUT_MS = 30_000;
@@ -374,7 +376,7 @@ function summaryText(s) {
     ["last minute", window(s.grantRate.lastMinute)],
     ["last hour", window(s.grantRate.lastHour)],
     ["exhaustion", exhaustionText(s)],
-    ["fence", `mark ${s.fence.mark}, skipped ${s.fence.skipped}, rollbacks ${s.fence.rollbacks}`],
+    ["fence", `mark ${s.fence.mark}, skipped ${s.fence.skipped}, rollbacks ${s.fence.rollbacks}, witness behind ${s.fence.witnessBehind}`],
     ...limitsPairs(s),
     // Fields a newer authority adds are shown as they come.
     ...Object.entries(s)
@@ -486,6 +488,10 @@ repository's Rust tool (rangeid-token).`,
       out(mintToken({ ...values, keysText }));
     },
   },
+
+  // The prebuilt authority (the package rangeid-authority): bin/commands/.
+  dev: devCommand({ Exit, out }),
+  deploy: deployCommand({ Exit, out }),
 
   "ns create": {
     usage: "rangeid ns create NAME [--first N] [--max N] [--max-count N]",
@@ -743,6 +749,10 @@ Keys and tokens (local; nothing is sent anywhere):
   keygen [--kid KID] [--out FILE]            a new signing key map for RANGEID_SIGNING_KEYS
   token --role R --ns LIST [--ttl 30d] ...   an HS256 token, printed alone
 
+The prebuilt authority (npm install --save-dev rangeid-authority):
+  dev [--port N] [--state DIR]               run it locally on workerd (no Rust, no wrangler)
+  deploy [--dry-run] [--keys FILE] ...       deploy it to Cloudflare with wrangler
+
 The authority (--url or RANGEID_URL, --token or RANGEID_TOKEN):
   status                                      health, the token, every namespace on one screen
   ns create NAME [--first N] [--max N] [--max-count N]     admin
@@ -819,10 +829,13 @@ async function main(argv) {
   const name = words.join(" ");
   const command = COMMANDS[name];
   if (!command) throw usage(`unknown command ${JSON.stringify(name)}`);
+  // What follows `--` goes, as it is, to the program a command runs (deploy: wrangler).
+  const cut = command.passThrough ? rest.indexOf("--") : -1;
+  const passThrough = cut === -1 ? undefined : rest.slice(cut + 1);
   let parsed;
   try {
     parsed = parseArgs({
-      args: rest,
+      args: cut === -1 ? rest : rest.slice(0, cut),
       options: { ...(command.local ? {} : common), ...command.options, help: { type: "boolean", short: "h" } },
       allowPositionals: true,
       strict: true,
@@ -841,7 +854,7 @@ async function main(argv) {
   if (positionals.length > expected.length) throw usage(`unexpected argument ${JSON.stringify(positionals[expected.length])}`);
   if (positionals.length < expected.length) throw usage(`missing ${expected.slice(positionals.length).join(" ")}`);
   const conn = command.local ? undefined : connection(values);
-  await command.run({ values, args: positionals, conn });
+  await command.run({ values, args: positionals, conn, passThrough });
 }
 
 function groupHelp(group) {

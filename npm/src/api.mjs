@@ -1,5 +1,6 @@
 // The package's API over one way of loading the wasm module. Each entry
-// point (node, browser, workerd, default) supplies the loader.
+// point (node, inline, browser, workerd, edge-light, default) supplies the
+// loader.
 
 import { Generator } from "./generator.mjs";
 import { RangeIdError } from "./errors.mjs";
@@ -7,10 +8,24 @@ import * as glue from "../wasm/rangeid_wasm.js";
 
 let ready = false;
 
+/**
+ * True for a compiled `WebAssembly.Module`, also one made in another realm:
+ * Next.js's edge sandbox (`next start`, `next dev`) compiles the `.wasm?module`
+ * imports of an edge function outside the function's isolate, so they fail
+ * `instanceof` there.
+ */
+function isCompiledModule(value) {
+  return value instanceof WebAssembly.Module || Object.prototype.toString.call(value) === "[object WebAssembly.Module]";
+}
+
 /** Instantiates the wasm module from a `WebAssembly.Module`, bytes, a URL or a Response. */
 export async function init(moduleOrBytes) {
   if (ready) return;
-  if (moduleOrBytes instanceof WebAssembly.Module || ArrayBuffer.isView(moduleOrBytes) || moduleOrBytes instanceof ArrayBuffer) {
+  if (isCompiledModule(moduleOrBytes)) {
+    // WebAssembly.instantiate (the glue's asynchronous path) takes a module
+    // of any realm; the glue's synchronous path would try to compile it again.
+    await glue.default({ module_or_path: moduleOrBytes });
+  } else if (ArrayBuffer.isView(moduleOrBytes) || moduleOrBytes instanceof ArrayBuffer) {
     glue.initSync({ module: moduleOrBytes });
   } else {
     await glue.default({ module_or_path: moduleOrBytes });
@@ -21,6 +36,9 @@ export async function init(moduleOrBytes) {
 /** Like `init`, synchronously, from a `WebAssembly.Module` or bytes. */
 export function initSync(moduleOrBytes) {
   if (ready) return;
+  if (!(moduleOrBytes instanceof WebAssembly.Module) && isCompiledModule(moduleOrBytes)) {
+    throw new RangeIdError("invalid_config", "initSync was given a WebAssembly.Module from another realm (as Next.js's edge sandbox provides); use `await init(module)` instead");
+  }
   glue.initSync({ module: moduleOrBytes });
   ready = true;
 }

@@ -3,5 +3,5 @@
 import wasmModule from "../wasm/rangeid_wasm_bg.wasm";
 import { init, initSync, makeCreateGenerator, Generator, RangeIdError } from "./api.mjs";
 
-export const createGenerator = makeCreateGenerator(async () => initSync(wasmModule));
+export const createGenerator = makeCreateGenerator(() => init(wasmModule));
 export { init, initSync, Generator, RangeIdError };

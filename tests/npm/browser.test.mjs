@@ -1,6 +1,8 @@
 // The packed package loaded in headless Chromium from a page served locally,
-// issuing IDs from the real local authority. The page's server forwards
-// /v1/* to the authority, so the page talks to its own origin.
+// issuing IDs from the real local authority: the `browser` build (which
+// fetches the .wasm file) and the `inline` build (which carries it). The
+// page's server forwards /v1/* to the authority, so the page talks to its
+// own origin.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
@@ -18,10 +20,13 @@ let ns;
 
 const types = { ".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm", ".html": "text/html" };
 
-function page(token, namespace) {
+// The files the page asked the server for.
+const requested = [];
+
+function page(token, namespace, entry) {
   return `<!doctype html><meta charset="utf-8"><title>rangeid in a browser</title>
 <script type="module">
-import { createGenerator } from "/pkg/src/browser.mjs";
+import { createGenerator } from "/pkg/src/${entry}.mjs";
 try {
   const ids = await createGenerator({ url: location.origin, token: ${JSON.stringify(token)}, namespace: ${JSON.stringify(namespace)} });
   const out = [];
@@ -41,11 +46,12 @@ before(async () => {
   ns = uniqueNs("browser");
   await createNamespace(authority, admin, ns, { first: (2n ** 53n - 100n).toString(), max: (2n ** 64n - 1n).toString() });
   const root = join(pkg.scratch, "node_modules", "rangeid");
-  const html = page(authority.token("generator", [ns]), ns);
+  const token = authority.token("generator", [ns]);
   server = createServer(async (req, res) => {
+    requested.push(req.url);
     try {
-      if (req.url === "/") {
-        res.writeHead(200, { "content-type": "text/html" }).end(html);
+      if (req.url === "/" || req.url === "/inline") {
+        res.writeHead(200, { "content-type": "text/html" }).end(page(token, ns, req.url === "/" ? "browser" : "inline"));
       } else if (req.url.startsWith("/v1/")) {
         const chunks = [];
         for await (const c of req) chunks.push(c);
@@ -99,4 +105,20 @@ test("headless Chromium issues exact string IDs past 2^53 from the package", asy
   }
   assert.ok(result.ids.includes("9007199254740992"), "2^53 itself, exact");
   assert.ok(result.stats.rangesInstalled >= 1);
+});
+
+test("the inline build (rangeid/inline) issues IDs in Chromium without fetching a .wasm file", async () => {
+  const tab = await browser.newPage();
+  const errors = [];
+  tab.on("pageerror", (e) => errors.push(String(e)));
+  const from = requested.length;
+  await tab.goto(origin + "/inline");
+  await tab.waitForFunction(() => window.result !== undefined, null, { timeout: 30_000 });
+  const result = await tab.evaluate(() => window.result);
+  assert.deepEqual(errors, []);
+  assert.equal(result.error, undefined, result.error);
+  assert.equal(new Set(result.ids).size, 5000);
+  const files = requested.slice(from);
+  assert.ok(files.includes("/pkg/src/inline.mjs") && files.includes("/pkg/wasm/rangeid_wasm_bg.base64.mjs"), files.join(" "));
+  assert.deepEqual(files.filter((f) => f.endsWith(".wasm")), [], "no .wasm file fetched");
 });

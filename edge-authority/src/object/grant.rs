@@ -5,7 +5,7 @@
 //! it.
 
 use rangeid_core::authority::Owner;
-use rangeid_core::fence;
+use rangeid_core::fence::{self, Phase, Witnessed};
 use rangeid_core::ledger::{LedgerView, Record};
 use rangeid_core::reply::Capacity;
 use rangeid_core::wire::{DecBound, GrantReply, HttpAnswer};
@@ -135,73 +135,100 @@ fn chunk_for(
     ))
 }
 
-/// Records `mark`, acknowledged by the witness, as this object's fence
-/// (never lowering it). Returns the fence now recorded, or `None` when the
-/// namespace does not exist.
-pub fn record_fence(sql: &impl Sql, mark: u128) -> Result<Option<u128>, StoreError> {
+/// Records, before a raise to `mark` is sent, that this object asked its
+/// witness for it (the output gate holds the request until this write is
+/// durable). A start that later finds the witness at `mark` then knows the
+/// raise was its own, acknowledged after it stopped or with its answer
+/// lost, and does not report a rollback. Nothing when the namespace does
+/// not exist or already asked for as much.
+pub fn record_asked(sql: &impl Sql, mark: u128) -> Result<(), StoreError> {
     let Some(row) = load_any(sql)? else {
-        return Ok(None);
+        return Ok(());
     };
+    if mark <= row.fence_asked {
+        return Ok(());
+    }
     let after = NamespaceRow {
-        state: row.state.with_fence(mark),
+        fence_asked: mark.min(1 << 64),
         ..row
     };
-    if after.state != row.state {
-        sql.atomically(&mut || admin::update(sql, &row, &after))?;
-    }
-    Ok(Some(after.state.fence()))
+    sql.atomically(&mut || admin::update(sql, &row, &after))
 }
 
-/// What a start did against the witness.
+/// What the object did with an answer from its witness ([`witnessed`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Started {
+pub struct Heard {
     /// IDs skipped to reach the witness's mark.
     pub skipped: u128,
-    /// The witness was above the recorded mark (audited as
-    /// `fence_forward`).
-    pub behind: bool,
+    /// The witness was above every mark this object recorded or asked
+    /// for: its storage was rolled back (audited `fence_forward`).
+    pub forward: bool,
+    /// The witness had gone below this object's fence and is now back up
+    /// (audited `witness_behind`).
+    pub behind_mended: bool,
+    /// The witness is below this object's fence: raise it to this mark
+    /// (with [`record_asked`] first) before any grant.
+    pub raise_back: Option<u128>,
 }
 
-/// A start: moves `next` and the fence up to the witness's mark `witness`
-/// before any grant, counting what is skipped; when the witness was above
-/// the mark this object had recorded, writes a `fence_forward` audit entry
-/// (actor `system`) in the same commit. `None` when the namespace does not
-/// exist yet.
-pub fn start(sql: &impl Sql, witness: u128, now: i64) -> Result<Option<Started>, StoreError> {
+/// Applies an answer from the witness, heard in `phase`, as core decides
+/// ([`fence::observe`]): moves `next` and the fence up to its mark, counts
+/// what was skipped, and in the same commit audits (actor `system`) a
+/// rollback of this object (`fence_forward`) or a witness found below the
+/// fence once it is back up (`witness_behind`). `None` when the namespace
+/// does not exist yet.
+pub fn witnessed(
+    sql: &impl Sql,
+    witness: Witnessed,
+    phase: Phase,
+    now: i64,
+) -> Result<Option<Heard>, StoreError> {
     let Some(row) = load_any(sql)? else {
         return Ok(None);
     };
-    let st = fence::start(&row.state, witness);
-    if st.state == row.state {
-        return Ok(Some(Started {
-            skipped: 0,
-            behind: false,
-        }));
-    }
+    let r = fence::observe(&row.state, row.fence_asked, witness, phase);
+    let behind_mended = r.behind && r.raise_back.is_none();
     let after = NamespaceRow {
-        state: st.state,
-        fence_skipped: row.fence_skipped.saturating_add(st.skipped),
-        fence_forwards: row.fence_forwards + u64::from(st.behind),
+        state: r.state,
+        fence_skipped: row.fence_skipped.saturating_add(r.skipped),
+        fence_forwards: row.fence_forwards + u64::from(r.forward),
+        witness_behinds: row.witness_behinds + u64::from(behind_mended),
         ..row
     };
-    sql.atomically(&mut || {
-        admin::update(sql, &row, &after)?;
-        if st.behind {
-            admin::audit(
-                sql,
-                now,
-                "system",
-                "fence_forward",
-                Some(json!({ "next": DecBound(row.state.next()), "fence": DecBound(row.state.fence()) })),
-                Some(json!({ "next": DecBound(after.state.next()), "fence": DecBound(after.state.fence()) })),
-                Some("the witness's mark was above this object's: its storage was rolled back"),
-            )?;
-        }
-        Ok(())
-    })?;
-    Ok(Some(Started {
-        skipped: st.skipped,
-        behind: st.behind,
+    let marks = |state: &NamespaceState| json!({ "next": DecBound(state.next()), "fence": DecBound(state.fence()) });
+    if after != row {
+        sql.atomically(&mut || {
+            admin::update(sql, &row, &after)?;
+            if r.forward {
+                admin::audit(
+                    sql,
+                    now,
+                    "system",
+                    "fence_forward",
+                    Some(marks(&row.state)),
+                    Some(marks(&after.state)),
+                    Some("the witness's mark was above this object's: its storage was rolled back"),
+                )?;
+            }
+            if behind_mended {
+                admin::audit(
+                    sql,
+                    now,
+                    "system",
+                    "witness_behind",
+                    Some(json!({ "witness": witness.was.map(DecBound), "fence": DecBound(row.state.fence()) })),
+                    Some(json!({ "witness": DecBound(witness.mark) })),
+                    Some("the witness's mark was below this object's fence (restored or wiped): raised back"),
+                )?;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(Some(Heard {
+        skipped: r.skipped,
+        forward: r.forward,
+        behind_mended,
+        raise_back: r.raise_back,
     }))
 }
 

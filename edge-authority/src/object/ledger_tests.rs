@@ -7,7 +7,7 @@
 use rangeid_core::ledger::{Limits, SPAN_MS};
 
 use super::tests::{
-    body, call, code, create_req, db, grant_as, ns, raise, range_of, run, witness, Failing, T0,
+    body, call, check, code, create_req, db, grant_as, ns, raise, range_of, run, Failing, T0,
 };
 use super::*;
 use crate::api::{LimitsChange, Setting};
@@ -316,7 +316,7 @@ fn a_failed_span_or_usage_write_commits_nothing() {
 /// The driver's start after a restart: moves `next` up to the witness's
 /// mark; returns what it skipped.
 fn restart(db: &MemSql, at: i64) -> u128 {
-    grant::start(db, witness(), at).unwrap().unwrap().skipped
+    check(db, at).skipped
 }
 
 /// A grant as the driver makes it: the fence raised as needed, then the

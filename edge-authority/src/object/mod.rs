@@ -11,7 +11,7 @@
 //! ([`Sql::atomically`], `transactionSync` on the runtime). A grant that
 //! would pass the fence is not written: [`handle`] answers
 //! [`Step::RaiseFence`] and the driver has the witness raise its mark,
-//! records it ([`grant::record_fence`]) and asks again. Admin actions
+//! applies its answer ([`grant::witnessed`]) and asks again. Admin actions
 //! write their audit entry in the same transaction as the change. A failed
 //! write commits nothing and answers `503 unavailable`.
 //!
@@ -22,6 +22,8 @@
 //!   the limits: what a grant decision reads and writes.
 //! - [`witness`]: the fence object: one mark that only rises.
 //! - [`registry`]: the list of namespaces.
+//! - [`schedule`]: when the alarm is due and what it does: pushes,
+//!   pruning, and the periodic check-in (witness, registry).
 
 use rangeid_core::wire::{DecBound, DecU64};
 use rangeid_core::{GrantRequest, Namespace};
@@ -37,6 +39,7 @@ pub mod admin;
 pub mod grant;
 pub mod ledger;
 pub mod registry;
+pub mod schedule;
 pub mod spans;
 pub mod witness;
 
@@ -137,6 +140,17 @@ pub enum ObjectRequest {
 }
 
 impl ObjectRequest {
+    /// Whether the request waits until the object has heard from its
+    /// witness since it started: a grant or a floor, which the witness
+    /// must cover. A floor that went ahead of that read would raise the
+    /// witness itself, and a restore of the object would then go unseen.
+    pub fn waits_for_witness(&self) -> bool {
+        matches!(
+            self,
+            ObjectRequest::Grant { .. } | ObjectRequest::Floor { .. }
+        )
+    }
+
     /// The namespace the request is for (its object's name).
     pub fn namespace(&self) -> &Namespace {
         match self {
@@ -192,7 +206,7 @@ pub enum Step {
     /// Send this answer.
     Reply(Outcome),
     /// Have the witness raise its mark to at least `target`, record what it
-    /// acknowledged with [`grant::record_fence`], then handle the request
+    /// acknowledged with [`grant::witnessed`], then handle the request
     /// again. Nothing was written.
     RaiseFence {
         /// The mark to ask for.

@@ -4,6 +4,7 @@ use super::registry::{RegistryPage, RegistryRequest};
 use super::*;
 use crate::store::mem::MemSql;
 use crate::store::{migrate, Value, NAMESPACE_MIGRATIONS, REGISTRY_MIGRATIONS};
+use rangeid_core::fence::{Phase, Witnessed};
 use rangeid_core::{Incarnation, RequestId};
 use serde_json::Value as Json;
 
@@ -19,33 +20,44 @@ pub(super) fn run(db: &impl Sql, r: &ObjectRequest, now: i64) -> Outcome {
         match handle(db, r, 0, now) {
             Step::Reply(o) => return o,
             Step::RaiseFence { target } => {
-                let mark = WITNESS.with(|w| {
-                    w.set(rangeid_core::fence::witness_raise(w.get(), target));
-                    w.get()
-                });
-                grant::record_fence(db, mark).unwrap();
+                raise(db, target);
             }
         }
     }
     panic!("the fence never let {r:?} through");
 }
 
-pub(super) const T0: i64 = 1_800_000_000_000;
-
-/// The witness's mark in this test.
-pub(super) fn witness() -> u128 {
-    WITNESS.with(Cell::get)
-}
-
-/// Has the witness raise its mark to at least `target` and records it, as
-/// the driver's background raise does.
-pub(super) fn raise(db: &impl Sql, target: u128) {
-    let mark = WITNESS.with(|w| {
-        w.set(rangeid_core::fence::witness_raise(w.get(), target));
-        w.get()
+/// A raise as the driver makes it: the mark asked for is recorded, the
+/// witness raises, and its answer is applied.
+pub(super) fn raise(db: &impl Sql, target: u128) -> grant::Heard {
+    grant::record_asked(db, target).unwrap();
+    let answer = WITNESS.with(|w| {
+        let was = w.get();
+        w.set(rangeid_core::fence::witness_raise(was, target));
+        Witnessed {
+            mark: w.get(),
+            was: Some(was),
+        }
     });
-    grant::record_fence(db, mark).unwrap();
+    grant::witnessed(db, answer, Phase::Running, T0)
+        .unwrap()
+        .unwrap()
 }
+
+/// A start (or check-in) as the driver makes it: the witness is read and
+/// its mark applied; a witness below the fence is raised back first.
+pub(super) fn check(db: &impl Sql, now: i64) -> grant::Heard {
+    let got = Witnessed::read(WITNESS.with(Cell::get));
+    let heard = grant::witnessed(db, got, Phase::Starting, now)
+        .unwrap()
+        .unwrap();
+    match heard.raise_back {
+        Some(mark) => raise(db, mark),
+        None => heard,
+    }
+}
+
+pub(super) const T0: i64 = 1_800_000_000_000;
 
 pub(super) fn ns(s: &str) -> Namespace {
     Namespace::new(s).unwrap()
@@ -551,8 +563,8 @@ fn a_restored_copy_never_grants_again_what_it_forgot() {
     );
     restore(&db, &copy);
     // The start skips to the witness's mark and says so in the audit log.
-    let st = grant::start(&db, witness, T0 + 1).unwrap().unwrap();
-    assert!(st.behind && st.skipped > 0, "{st:?}");
+    let st = check(&db, T0 + 1);
+    assert!(st.forward && st.skipped > 0, "{st:?}");
     for i in 0..40 {
         let (s, g) = call(&db, grant_req("fence", "b", &format!("r{i}"), 100));
         assert_eq!(s, 200);
@@ -587,6 +599,111 @@ fn a_restored_copy_never_grants_again_what_it_forgot() {
     assert_ne!(sum["fence"]["skipped"], "0");
 }
 
+fn audit_actions(db: &MemSql, name: &str) -> Vec<String> {
+    let (_, a) = call(
+        db,
+        ObjectRequest::Audit {
+            namespace: ns(name),
+            limit: 100,
+            before: None,
+        },
+    );
+    a["audit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The issue's scenario: both objects copied; grants go on; the witness
+/// alone is put back; the object checks in; then the object alone is put
+/// back. Without the raise back, the copy reads the old mark and grants
+/// again what it forgot.
+#[test]
+fn a_witness_put_back_is_raised_back_before_the_object_is_restored() {
+    let db = db();
+    call(&db, create_req("two", 1, u64::MAX, 1_000));
+    let mut acknowledged = Vec::new();
+    for i in 0..5 {
+        let (_, g) = call(&db, grant_req("two", "a", &format!("r{i}"), 100));
+        acknowledged.push(range_of(&g));
+    }
+    let object_copy = snapshot(&db);
+    let witness_copy = WITNESS.with(Cell::get);
+    // Grant past the copy until the witness's mark moves.
+    let mut i = 5;
+    while WITNESS.with(Cell::get) == witness_copy {
+        let (_, g) = call(&db, grant_req("two", "a", &format!("r{i}"), 100));
+        acknowledged.push(range_of(&g));
+        i += 1;
+    }
+    let highest = acknowledged.iter().map(|&(_, e)| e).max().unwrap();
+    // The witness's files go back; the object checks in and mends it.
+    WITNESS.with(|w| w.set(witness_copy));
+    let heard = check(&db, T0 + 1);
+    assert!(heard.behind_mended && !heard.forward, "{heard:?}");
+    assert!(
+        WITNESS.with(Cell::get) >= highest,
+        "raised back above every grant"
+    );
+    assert!(audit_actions(&db, "two").contains(&"witness_behind".to_owned()));
+    let (_, sum) = call(
+        &db,
+        ObjectRequest::Summary {
+            namespace: ns("two"),
+        },
+    );
+    assert_eq!(sum["fence"]["witnessBehind"], 1);
+    // Then the object's files go back to the copy: it starts above every grant.
+    restore(&db, &object_copy);
+    let st = check(&db, T0 + 2);
+    assert!(st.forward, "{st:?}");
+    for j in 0..10 {
+        let (s, g) = call(&db, grant_req("two", "b", &format!("r{j}"), 100));
+        assert_eq!(s, 200);
+        let (start, _) = range_of(&g);
+        assert!(
+            start >= highest,
+            "[{start}, ..) below the highest earlier end {highest}"
+        );
+    }
+    // A wiped witness (its class dropped) is raised back the same way.
+    WITNESS.with(|w| w.set(0));
+    assert!(check(&db, T0 + 3).behind_mended);
+    assert!(WITNESS.with(Cell::get) > highest);
+}
+
+/// A raise the witness wrote but whose answer never arrived (or arrived
+/// after the object stopped) is the object's own: no rollback is reported.
+#[test]
+fn a_lost_witness_answer_is_not_a_rollback() {
+    let db = db();
+    call(&db, create_req("lost", 1, u64::MAX, 1_000));
+    call(&db, grant_req("lost", "a", "r1", 100));
+    let (_, before) = call(
+        &db,
+        ObjectRequest::Summary {
+            namespace: ns("lost"),
+        },
+    );
+    let fence: u128 = before["fence"]["mark"].as_str().unwrap().parse().unwrap();
+    let target = fence + 10_000;
+    grant::record_asked(&db, target).unwrap();
+    WITNESS.with(|w| w.set(rangeid_core::fence::witness_raise(w.get(), target)));
+    // ... the answer is lost; the object restarts and reads the witness.
+    let st = check(&db, T0 + 1);
+    assert!(!st.forward && st.skipped > 0, "{st:?}");
+    assert!(!audit_actions(&db, "lost").contains(&"fence_forward".to_owned()));
+    let (_, sum) = call(
+        &db,
+        ObjectRequest::Summary {
+            namespace: ns("lost"),
+        },
+    );
+    assert_eq!(sum["fence"]["rollbacks"], 0);
+}
+
 #[test]
 fn an_ordinary_restart_skips_the_rest_of_its_chunk_and_is_not_audited() {
     let db = db();
@@ -598,8 +715,8 @@ fn an_ordinary_restart_skips_the_rest_of_its_chunk_and_is_not_audited() {
         witness > end,
         "the mark is a chunk ahead: {witness} vs {end}"
     );
-    let st = grant::start(&db, witness, T0 + 1).unwrap().unwrap();
-    assert_eq!((st.skipped, st.behind), (witness - end, false));
+    let st = check(&db, T0 + 1);
+    assert_eq!((st.skipped, st.forward), (witness - end, false));
     let (_, a) = call(
         &db,
         ObjectRequest::Audit {
@@ -736,4 +853,56 @@ fn an_admin_change_without_its_audit_entry_commits_nothing() {
         },
     );
     assert_eq!(a["audit"].as_array().map(Vec::len), Some(1));
+}
+
+/// A floor right after a restore: the object hears from its witness first
+/// (its start), so the rollback is audited; had the floor gone ahead, its
+/// own raise would have lifted the witness and hidden the rollback.
+#[test]
+fn a_floor_after_a_restore_waits_for_the_start_and_shows_the_rollback() {
+    let floor = ObjectRequest::Floor {
+        namespace: ns("fl"),
+        floor: DecU64(1_000_000),
+        actor: "ops".into(),
+    };
+    assert!(floor.waits_for_witness());
+    assert!(grant_req("fl", "a", "r", 1).waits_for_witness());
+    assert!(!ObjectRequest::Summary {
+        namespace: ns("fl")
+    }
+    .waits_for_witness());
+
+    let db = db();
+    call(&db, create_req("fl", 1, u64::MAX, 1_000));
+    call(&db, grant_req("fl", "a", "r1", 100));
+    let copy = snapshot(&db);
+    for i in 2..30 {
+        call(&db, grant_req("fl", "a", &format!("r{i}"), 100));
+    }
+    restore(&db, &copy);
+    // The driver's order for a request that waits: the start, then the floor.
+    let st = check(&db, T0 + 1);
+    assert!(st.forward, "{st:?}");
+    let (status, _) = call(&db, floor);
+    assert_eq!(status, 200);
+    let actions = audit_actions(&db, "fl");
+    assert!(actions.contains(&"fence_forward".to_owned()), "{actions:?}");
+    // Had the floor raised the witness first, the start would read a mark
+    // the object asked for itself: no rollback to see.
+    let db = self::db();
+    call(&db, create_req("fl", 1, u64::MAX, 1_000));
+    call(&db, grant_req("fl", "a", "r1", 100));
+    let copy = snapshot(&db);
+    for i in 2..30 {
+        call(&db, grant_req("fl", "a", &format!("r{i}"), 100));
+    }
+    restore(&db, &copy);
+    let mark = admin::floor_mark(&db, &ns("fl"), 1_000_000)
+        .unwrap()
+        .unwrap();
+    raise(&db, mark);
+    assert!(
+        !check(&db, T0 + 2).forward,
+        "the floor's raise hid the rollback"
+    );
 }

@@ -1,15 +1,18 @@
 //! `Authority`: the core decision over an in-memory store with a durable
 //! part and a staged part, so a crash can lose exactly what was not yet
 //! committed; a witness that keeps the fence's high-water mark outside it;
-//! and snapshots of the committed store, so the store can be restored to an
-//! older copy (point-in-time recovery of the namespace object alone).
+//! and snapshots of both, so either can be restored to an older copy
+//! (point-in-time recovery of the namespace object alone, or of its witness
+//! alone).
 //!
 //! Requests are decided one at a time against the staged state (as the
 //! Durable Object does in one synchronous block). Each decision's writes
 //! become durable at a later commit; its reply leaves only then. A crash
 //! throws the staged writes away and keeps the committed ones. After any
-//! restart the authority reads the witness and skips to its mark before
-//! its first grant (`rangeid_core::fence::start`).
+//! restart the authority reads the witness before its first grant, and
+//! applies every answer of its witness as core decides
+//! (`rangeid_core::fence::observe`): it skips to a mark above its own, and
+//! raises a witness found below its fence back before granting.
 //!
 //! The store keeps the grant ledger the authority's way: spans found by
 //! core's `span_for` among the caller's own (a request is its owner,
@@ -22,7 +25,7 @@ use std::collections::{BTreeMap, VecDeque};
 use rangeid_core::authority::{
     decide, Decision, Grant, GrantRequest, NamespaceState, Owner, Refusal,
 };
-use rangeid_core::fence;
+use rangeid_core::fence::{self, Phase, Witnessed};
 use rangeid_core::ledger::{span_for, LedgerView, Limits, Record, Span, SpanKey, Usage};
 use rangeid_core::{Incarnation, RequestId};
 
@@ -40,6 +43,13 @@ pub enum Bug {
     /// included its `sub`: a key another owner took is refused for good,
     /// so an insider who posts a generator's next request id stops it.
     KeyWithoutOwner,
+    /// A witness found below the fence is left there (the fence's check
+    /// only one way): a restored witness, then a restored object, grants
+    /// again.
+    NoRaiseBack,
+    /// The mark asked of the witness is not recorded before asking: a
+    /// raise whose answer was lost reads as a rollback at the next start.
+    ForgetsWhatItAsked,
 }
 
 /// A span's key, ordered as the authority's unique index orders it: owner
@@ -141,6 +151,8 @@ impl Ledger {
 struct Store {
     state: NamespaceState,
     ledger: Ledger,
+    // The highest mark ever asked of the witness, written before asking.
+    asked: u128,
 }
 
 /// What the authority answers a request with.
@@ -159,6 +171,22 @@ pub enum Answer {
     NotStarted,
 }
 
+/// What hearing from the witness did (a start, a check-in, a raise's
+/// answer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Heard {
+    /// IDs skipped to reach the witness's mark.
+    pub skipped: u128,
+    /// The witness was ahead of every mark recorded or asked for: the
+    /// object's storage had gone back.
+    pub forward: bool,
+    /// The witness had gone below the fence (and is back up, or must be
+    /// raised to `raise_back` first).
+    pub behind: bool,
+    /// The witness is below the fence: raise it to this before any grant.
+    pub raise_back: Option<u128>,
+}
+
 /// How many committed snapshots are kept for restores.
 const SNAPSHOTS: usize = 32;
 
@@ -175,16 +203,8 @@ pub struct Authority {
     epoch: u64,
     started: bool,
     witness: u128,
+    witness_snapshots: VecDeque<u128>,
     bug: Bug,
-}
-
-/// What a start against the witness did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Started {
-    /// IDs skipped to reach the witness's mark.
-    pub skipped: u128,
-    /// The witness was ahead of the recorded mark (a rollback).
-    pub behind: bool,
 }
 
 impl Authority {
@@ -199,6 +219,7 @@ impl Authority {
         let store = Store {
             state,
             ledger: Ledger::default(),
+            asked: 0,
         };
         Authority {
             committed: store.clone(),
@@ -210,6 +231,7 @@ impl Authority {
             epoch: 0,
             started: true,
             witness: state.fence(),
+            witness_snapshots: VecDeque::new(),
             bug,
         }
     }
@@ -272,15 +294,56 @@ impl Authority {
         fence::target(s, at_least, fence::chunk(0, 0, count, 0, s.remaining()))
     }
 
-    /// The witness acknowledged `mark`: it is durable there, and the
-    /// authority records it in its own state.
-    pub fn fence_raised(&mut self, asked: u128) {
-        self.witness = fence::witness_raise(self.witness, asked);
-        let mark = self.witness;
-        self.committed.state = self.committed.state.with_fence(mark);
-        self.staged.state = self.staged.state.with_fence(mark);
+    /// The authority is about to ask its witness for `target`: it records
+    /// that durably first (the output gate holds the request until then).
+    pub fn ask_witness(&mut self, target: u128) {
+        if self.bug == Bug::ForgetsWhatItAsked {
+            return;
+        }
+        self.committed.asked = self.committed.asked.max(target);
+        self.staged.asked = self.committed.asked;
+    }
+
+    /// The witness raises its mark to at least `asked`; returns what it
+    /// answers (its mark, and what it held before). Whether the answer
+    /// reaches the authority is the world's to say ([`Authority::heard`]).
+    pub fn witness_raises(&mut self, asked: u128) -> Witnessed {
+        let was = self.witness;
+        self.witness = fence::witness_raise(was, asked);
+        Witnessed {
+            mark: self.witness,
+            was: Some(was),
+        }
+    }
+
+    /// The witness's mark, as a read answers it.
+    pub fn witness_read(&self) -> Witnessed {
+        Witnessed::read(self.witness)
+    }
+
+    /// Applies an answer of the witness as core decides: the state moves up
+    /// to its mark (committed at once, as the object does before any grant).
+    pub fn heard(&mut self, answer: Witnessed, phase: Phase) -> Heard {
+        if self.bug == Bug::NoFence {
+            return Heard::default();
+        }
+        let r = fence::observe(&self.committed.state, self.committed.asked, answer, phase);
+        let raise_back = if self.bug == Bug::NoRaiseBack {
+            None
+        } else {
+            r.raise_back
+        };
+        let to = r.state.next();
+        self.committed.state = r.state;
+        self.staged.state = self.staged.state.skip_to(to).with_fence(answer.mark);
         for (_, _, _, s) in self.unflushed.iter_mut() {
-            *s = s.with_fence(mark);
+            *s = s.skip_to(to).with_fence(answer.mark);
+        }
+        Heard {
+            skipped: r.skipped,
+            forward: r.forward,
+            behind: r.behind,
+            raise_back,
         }
     }
 
@@ -330,12 +393,25 @@ impl Authority {
         self.limits
     }
 
-    /// Keeps a copy of the committed store to restore later.
+    /// Keeps a copy of the committed store, and of the witness's mark, to
+    /// restore later.
     pub fn snapshot(&mut self) {
         if self.snapshots.len() == SNAPSHOTS {
             self.snapshots.pop_front();
+            self.witness_snapshots.pop_front();
         }
         self.snapshots.push_back(self.committed.clone());
+        self.witness_snapshots.push_back(self.witness);
+    }
+
+    /// The witness's storage is put back to its copy `back` copies ago (the
+    /// oldest if there are fewer). The namespace object is untouched and
+    /// learns of it only when it next hears from its witness.
+    pub fn restore_witness(&mut self, back: usize) {
+        let i = self.witness_snapshots.len().saturating_sub(back.max(1));
+        if let Some(&old) = self.witness_snapshots.get(i) {
+            self.witness = old;
+        }
     }
 
     /// Applies an administrative change (freeze, floor) directly to both
@@ -374,23 +450,12 @@ impl Authority {
         self.restart();
     }
 
-    /// The start: reads the witness and skips to its mark (without the
-    /// fence, a bug, it grants on from wherever the copy was).
-    pub fn start(&mut self) -> Started {
-        self.started = true;
-        if self.bug == Bug::NoFence {
-            return Started {
-                skipped: 0,
-                behind: false,
-            };
-        }
-        let st = fence::start(&self.committed.state, self.witness);
-        self.committed.state = st.state;
-        self.staged.state = st.state;
-        Started {
-            skipped: st.skipped,
-            behind: st.behind,
-        }
+    /// The start against the witness: done once the witness was read and
+    /// its answer applied ([`Authority::heard`]) with nothing left to raise
+    /// back. Without the fence (a bug) it grants on from wherever the copy
+    /// was.
+    pub fn set_started(&mut self, started: bool) {
+        self.started = started;
     }
 
     /// Whether the authority has started against the witness since its

@@ -92,6 +92,12 @@ pub enum Violation {
         /// The bound.
         bound: u64,
     },
+    /// The authority reported a rollback of its storage that did not
+    /// happen (a raise whose answer was lost, taken for a restore).
+    FalseRollback {
+        /// The witness's mark it heard.
+        mark: u128,
+    },
     /// An engine issued an ID at or below one it issued before from the
     /// same range: its cursor went back.
     CursorReset {
@@ -147,6 +153,10 @@ impl fmt::Display for Violation {
             } => write!(
                 f,
                 "incarnation {incarnation} in slow start had {reserved} IDs committed after issuing {issued} (bound {bound})"
+            ),
+            Violation::FalseRollback { mark } => write!(
+                f,
+                "a rollback was reported at the witness's mark {mark}, with no restore since the last check"
             ),
             Violation::CursorReset { id, high } => {
                 write!(

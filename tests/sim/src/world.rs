@@ -24,6 +24,7 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use rangeid_core::authority::{
     GrantRequest, NamespaceConfig, NamespaceState, NamespaceStatus, Owner, Refusal,
 };
+use rangeid_core::fence::Phase;
 use rangeid_core::lease::{IssueError, Lease, LeaseConfig, TRUST_MS};
 use rangeid_core::ledger::Limits;
 use rangeid_core::reply::{Capacity, ReplyCode};
@@ -31,7 +32,7 @@ use rangeid_core::wire::{ErrorReply, HttpAnswer};
 use rangeid_core::{Action, ErrorCode, Grant, GrantReply, Namespace, Range, Reply, Ticket};
 use rangeid_core::{Incarnation, RequestId};
 
-use crate::authority::{Answer, Authority, Bug};
+use crate::authority::{Answer, Authority, Bug, Heard};
 use crate::checker::{Checker, Violation};
 use crate::rng::Rng;
 
@@ -74,6 +75,11 @@ pub struct Faults {
     pub authority_restore: u64,
     /// Per start and per fence raise: the witness cannot be reached.
     pub witness_down: u64,
+    /// Per fence raise: the witness writes the mark but its answer is lost.
+    pub witness_reply_lost: u64,
+    /// Per millisecond: the witness's storage is restored to an older copy
+    /// (point-in-time recovery of the witness alone).
+    pub witness_restore: u64,
     /// Per reply to a cancelled attempt: delivered anyway (a transport that
     /// ignores the abort).
     pub late_after_cancel: u64,
@@ -100,6 +106,8 @@ impl Default for Faults {
             late_after_cancel: 300_000,
             authority_restore: 400,
             witness_down: 30_000,
+            witness_reply_lost: 30_000,
+            witness_restore: 400,
         }
     }
 }
@@ -126,6 +134,8 @@ impl Faults {
             late_after_cancel: 0,
             authority_restore: 0,
             witness_down: 0,
+            witness_reply_lost: 0,
+            witness_restore: 0,
         }
     }
 }
@@ -260,6 +270,18 @@ pub struct Report {
     pub fence_raises: u64,
     /// Starts that found the witness ahead of the recorded mark.
     pub fence_forwards: u64,
+    /// Restores of the witness's storage to an older copy.
+    pub witness_restores: u64,
+    /// Times the authority found its witness below its fence and raised it
+    /// back.
+    pub witness_behinds: u64,
+    /// Restores of one object held back because the authority had not
+    /// heard from its witness since the other was restored (the documented
+    /// assumption: the two objects are restored at least one check-in
+    /// apart).
+    pub restores_deferred: u64,
+    /// Witness answers lost after the witness wrote its mark.
+    pub witness_replies_lost: u64,
     /// IDs skipped by starts (the rest of a chunk, or a rolled-back span).
     pub fence_skipped: u128,
     /// Requests answered 503 because the witness could not be reached.
@@ -401,6 +423,10 @@ pub struct World {
     // Requests waiting for a fence raise, and whether one is in flight.
     parked: Vec<Parked>,
     raising: bool,
+    // The witness was restored and the authority has not heard from it
+    // since; and the object was restored and has not heard since.
+    witness_unseen: bool,
+    object_unseen: bool,
     gens: Vec<Generator>,
     engines: u64,
     checker: Checker,
@@ -412,6 +438,9 @@ pub struct World {
 }
 
 const MAX_GENERATORS: usize = 10;
+/// How often the authority checks in with its witness, in simulated ms (the
+/// object's periodic alarm).
+const CHECK_MS: u64 = 50;
 const TIME_LIMIT_MS: u64 = 60_000;
 
 fn lease_config(namespace: Namespace) -> LeaseConfig {
@@ -452,6 +481,8 @@ impl World {
             down_until: 0,
             parked: Vec::new(),
             raising: false,
+            witness_unseen: false,
+            object_unseen: false,
             gens: Vec::new(),
             engines: 0,
             checker: Checker::new(),
@@ -494,7 +525,7 @@ impl World {
     fn run_loop(&mut self) -> Result<Report, Violation> {
         while self.checker.issued() < self.scenario.target_ids && self.now < TIME_LIMIT_MS {
             self.deliver_due()?;
-            self.chaos();
+            self.chaos()?;
             if self.scenario.insider {
                 self.insider_acts();
             }
@@ -647,10 +678,19 @@ impl World {
                     }
                     self.raising = false;
                     let parked = std::mem::take(&mut self.parked);
+                    let lost = ok && self.rng.chance(self.scenario.faults.witness_reply_lost);
                     if ok {
-                        self.authority.fence_raised(target);
+                        let answer = self.authority.witness_raises(target);
                         self.report.fence_raises += 1;
-                        self.note(|| format!("witness raises its mark to {target}"));
+                        self.note(|| format!("witness raises its mark to {}", answer.mark));
+                        if lost {
+                            self.report.witness_replies_lost += 1;
+                            self.note(|| "the witness's answer is lost after its write".to_owned());
+                        } else {
+                            self.hear(answer, Phase::Running)?;
+                        }
+                    }
+                    if ok && !lost && self.authority.started() {
                         for p in parked {
                             self.authority_receives(p.slot, p.engine, p.ticket, p.request)?;
                         }
@@ -687,22 +727,12 @@ impl World {
             return Ok(());
         }
         if !self.authority.started() {
-            // The first request after a restart: read the witness first.
-            if self.rng.chance(f.witness_down) {
+            // The first request after a restart: hear from the witness first.
+            self.check_in(Phase::Starting)?;
+            if !self.authority.started() {
                 self.witness_unreachable(slot, engine, ticket);
                 return Ok(());
             }
-            let st = self.authority.start();
-            self.report.fence_skipped += st.skipped;
-            if st.behind {
-                self.report.fence_forwards += 1;
-            }
-            self.note(|| {
-                format!(
-                    "authority starts: skips {} IDs to the witness's mark (behind: {})",
-                    st.skipped, st.behind
-                )
-            });
         }
         let owner = owner_of(slot);
         match self.authority.handle(&request, &owner, self.now) {
@@ -739,9 +769,12 @@ impl World {
                 });
                 if !self.raising {
                     self.raising = true;
+                    let target = self.authority.fence_target(at_least, request.count);
+                    // Recorded before the request leaves (the output gate).
+                    self.authority.ask_witness(target);
                     let event = Event::FenceRaise {
                         epoch: self.authority.epoch(),
-                        target: self.authority.fence_target(at_least, request.count),
+                        target,
                         ok: !self.rng.chance(f.witness_down),
                     };
                     let delay = self.rng.between(1, 6);
@@ -750,6 +783,69 @@ impl World {
             }
             Answer::NotStarted => unreachable!("started above"),
         }
+        Ok(())
+    }
+
+    /// The authority applies an answer of its witness; a rollback it
+    /// reports must be real.
+    fn hear(
+        &mut self,
+        answer: rangeid_core::fence::Witnessed,
+        phase: Phase,
+    ) -> Result<Heard, Violation> {
+        let heard = self.authority.heard(answer, phase);
+        self.report.fence_skipped += heard.skipped;
+        if heard.forward {
+            self.report.fence_forwards += 1;
+            if !self.object_unseen {
+                return Err(Violation::FalseRollback { mark: answer.mark });
+            }
+        }
+        if heard.behind && heard.raise_back.is_none() {
+            self.report.witness_behinds += 1;
+        }
+        // The witness counts as seen once it holds the fence again: a
+        // witness found behind but not yet raised back is still a restore
+        // the object has not mended.
+        if heard.raise_back.is_none() {
+            self.witness_unseen = false;
+        }
+        self.object_unseen = false;
+        Ok(heard)
+    }
+
+    /// A start or a periodic check-in: the authority reads its witness,
+    /// applies the answer and raises a witness below its fence back before
+    /// any grant. A witness it cannot reach leaves it unstarted (`Starting`)
+    /// or as it was (`Running`); a raise back that fails leaves it
+    /// unstarted.
+    fn check_in(&mut self, phase: Phase) -> Result<(), Violation> {
+        let f = self.scenario.faults;
+        if self.rng.chance(f.witness_down) {
+            return Ok(());
+        }
+        let got = self.authority.witness_read();
+        let heard = self.hear(got, phase)?;
+        self.note(|| {
+            format!(
+                "authority hears from its witness at {}: skips {} IDs (rollback: {}, witness behind: {})",
+                got.mark, heard.skipped, heard.forward, heard.raise_back.is_some()
+            )
+        });
+        if let Some(mark) = heard.raise_back {
+            self.authority.set_started(false);
+            self.authority.ask_witness(mark);
+            if self.rng.chance(f.witness_down) {
+                return Ok(());
+            }
+            let mut answer = self.authority.witness_raises(mark);
+            answer.was = answer.was.or(Some(got.mark));
+            self.note(|| format!("authority raises its witness back to {mark}"));
+            if self.hear(answer, Phase::Running)?.raise_back.is_some() {
+                return Ok(());
+            }
+        }
+        self.authority.set_started(true);
         Ok(())
     }
 
@@ -1220,7 +1316,7 @@ impl World {
         }
     }
 
-    fn chaos(&mut self) {
+    fn chaos(&mut self) -> Result<(), Violation> {
         let f = self.scenario.faults;
         let now = self.now;
         for slot in 0..self.gens.len() {
@@ -1259,8 +1355,31 @@ impl World {
         if now % 10 == 0 {
             self.authority.snapshot();
         }
-        if self.rng.chance(f.authority_restore) {
+        let witness_restore = self.rng.chance(f.witness_restore);
+        if witness_restore && self.object_unseen {
+            // The same rule the other way round (see below).
+            self.report.restores_deferred += 1;
+        } else if witness_restore {
+            self.report.witness_restores += 1;
+            let back = self.rng.between(1, 33) as usize;
+            self.authority.restore_witness(back);
+            self.witness_unseen = true;
+            self.note(|| {
+                format!("the witness's storage is restored to its copy {back} snapshots back")
+            });
+        }
+        if now % CHECK_MS == 0 && self.authority.started() && now >= self.down_until {
+            self.check_in(Phase::Running)?;
+        }
+        let restore = self.rng.chance(f.authority_restore);
+        if restore && self.witness_unseen {
+            // Restored at least a check-in apart, as the docs require: two
+            // objects restored with no check between are a whole-namespace
+            // rollback, which needs an operator's floor.
+            self.report.restores_deferred += 1;
+        } else if restore {
             self.report.restores += 1;
+            self.object_unseen = true;
             let back = self.rng.between(1, 33) as usize;
             self.authority.restore(back);
             self.parked.clear();
@@ -1293,6 +1412,7 @@ impl World {
                 s.raise_floor(floor).ok()
             });
         }
+        Ok(())
     }
 }
 

@@ -75,6 +75,10 @@ fn add(t: &mut Report, r: &Report) {
     t.fence_forwards += r.fence_forwards;
     t.fence_skipped += r.fence_skipped;
     t.witness_refusals += r.witness_refusals;
+    t.witness_restores += r.witness_restores;
+    t.witness_behinds += r.witness_behinds;
+    t.restores_deferred += r.restores_deferred;
+    t.witness_replies_lost += r.witness_replies_lost;
     t.abandoned += r.abandoned;
     t.failed_generators += r.failed_generators;
     t.preclaims += r.preclaims;
@@ -100,7 +104,9 @@ fn no_id_is_issued_twice_under_faults() {
         "simulation: {n} seeds, {} IDs checked, {} grants, {} requests ({} retries), \
          {} dropped, {} duplicated, {} mangled, {} attempts cancelled, {} stale failures ignored, \
          {} generator restarts, {} pauses, {} authority restarts, {} restores to an older copy \
-         ({} found the witness ahead), {} fence raises, {} IDs skipped by starts, {} answers 503 for want of the witness, \
+         ({} found the witness ahead), {} restores of the witness ({} found behind and raised back), \
+         {} restores held back a check-in, {} witness answers lost after the write, \
+         {} fence raises, {} IDs skipped by starts, {} answers 503 for want of the witness, \
          {} replays installed, {} duplicate grants ignored, {} foreign grants refused, \
          {} namespaces exhausted, {} IDs abandoned, {} next requests an insider posted first, \
          {} insider grants, {} answers 429, {} grants kept in {} ledger rows, in {:.1?}",
@@ -118,6 +124,10 @@ fn no_id_is_issued_twice_under_faults() {
         t.authority_restarts,
         t.restores,
         t.fence_forwards,
+        t.witness_restores,
+        t.witness_behinds,
+        t.restores_deferred,
+        t.witness_replies_lost,
         t.fence_raises,
         t.fence_skipped,
         t.witness_refusals,
@@ -162,6 +172,12 @@ fn no_id_is_issued_twice_under_faults() {
             ("authority restarts", t.authority_restarts),
             ("restores", t.restores),
             ("starts behind the witness", t.fence_forwards),
+            ("restores of the witness", t.witness_restores),
+            ("witnesses raised back", t.witness_behinds),
+            (
+                "witness answers lost after the write",
+                t.witness_replies_lost,
+            ),
             ("fence raises", t.fence_raises),
             ("answers for want of the witness", t.witness_refusals),
             ("retries", t.retries),
@@ -257,6 +273,65 @@ fn catches_requests_keyed_without_their_owner() {
         failures.len(),
         failures[0].0,
         failures[0].1
+    );
+}
+
+/// And a fence that checks only one way: a witness restored to an older
+/// copy stays there, and a later restore of the namespace object alone
+/// (a check-in apart, as the docs require) grants again.
+#[test]
+fn catches_a_witness_left_behind() {
+    let (t, _, failures) = run_many((0..200).collect(), |seed| {
+        let mut s = Scenario::from_seed(seed, 5_000);
+        s.bug = Bug::NoRaiseBack;
+        s.faults.witness_restore = 20_000;
+        s.faults.authority_restore = 20_000;
+        s
+    });
+    assert!(
+        failures.len() >= 20,
+        "200 seeds with the witness left behind and only {} violations found ({} witness restores)",
+        failures.len(),
+        t.witness_restores
+    );
+    println!(
+        "witness left behind: {} of 200 seeds caught, e.g. seed {}: {}",
+        failures.len(),
+        failures[0].0,
+        failures[0].1
+    );
+    // The same faults with the fence checking both ways: none.
+    let (t, _, failures) = run_many((0..200).collect(), |seed| {
+        let mut s = Scenario::from_seed(seed, 5_000);
+        s.faults.witness_restore = 20_000;
+        s.faults.authority_restore = 20_000;
+        s
+    });
+    assert!(failures.is_empty(), "{failures:?}");
+    assert!(t.witness_behinds > 0 && t.restores > 0);
+}
+
+/// A raise whose answer is lost after the witness wrote it must not read as
+/// a rollback at the next start: the object records the mark it asks for
+/// first. Without that record, the checker sees false rollbacks.
+#[test]
+fn catches_a_lost_witness_answer_taken_for_a_rollback() {
+    let (_, _, failures) = run_many((0..200).collect(), |seed| {
+        let mut s = Scenario::from_seed(seed, 5_000);
+        s.bug = Bug::ForgetsWhatItAsked;
+        s.faults.witness_reply_lost = 300_000;
+        s.faults.authority_restart = 5_000;
+        s
+    });
+    assert!(
+        failures
+            .iter()
+            .any(|(_, v)| matches!(v, Violation::FalseRollback { .. })),
+        "no false rollback found: {failures:?}"
+    );
+    println!(
+        "lost witness answer without the asked mark: {} of 200 seeds report a false rollback",
+        failures.len()
     );
 }
 

@@ -25,6 +25,7 @@ export interface Fence {
   mark: Decimal;
   skipped: Decimal;
   rollbacks: number;
+  witnessBehind: number;
 }
 
 /** What callers may add (authorities from the limits on). */

@@ -1,0 +1,198 @@
+// `rangeid dev`: the prebuilt authority (the npm package rangeid-authority)
+// on the workerd binary from npm, in the foreground, with no Rust, wrangler
+// or clone. State (the signing key, every Durable Object) in ./.rangeid/;
+// a signing key made on first run; an admin token and the admin page's link
+// printed once it answers; Ctrl-C (or SIGTERM, SIGHUP) stops workerd with
+// it. The repository's `make authority RUNTIME=workerd`
+// (edge-authority/scripts/workerd.sh) is this command on the staged package.
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { createServer } from "node:net";
+import { join, relative } from "node:path";
+import { findAuthority, runSelf, stateFolder, workerdOf } from "./authority.mjs";
+
+const DEFAULT_PORT = 8787;
+const READY_WITHIN_MS = 30_000;
+const STOP_WITHIN_MS = 5_000;
+const PARENT_CHECK_MS = 500;
+const KID = "local-1";
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The command, for the rangeid command's table; `Exit` is its failure type. */
+export function devCommand({ Exit, out }) {
+  const usage = (message) => new Exit(2, message);
+  return {
+    usage: "rangeid dev [--port N] [--state DIR] [--cors-origins LIST]",
+    about: `Runs the authority locally on 127.0.0.1 in the foreground, on the workerd
+runtime from npm (the package rangeid-authority, installed beside rangeid:
+npm install --save-dev rangeid-authority). No Rust, wrangler or clone needed.
+The first run makes a signing key in the state folder (default ./.rangeid);
+every run prints an admin token (30 days) and the admin page's link. Ctrl-C
+stops it; the next run keeps every namespace. Other settings come from the
+environment, as on a server: RANGEID_GRANT_RETENTION_SECONDS,
+RANGEID_TOKEN_AUDIENCE.`,
+    options: {
+      port: { type: "string" },
+      state: { type: "string" },
+      "cors-origins": { type: "string" },
+      authority: { type: "string" },
+    },
+    optionsHelp: `  --port N             the port on 127.0.0.1 (default $RANGEID_PORT or ${DEFAULT_PORT})
+  --state DIR          the folder for the signing key and the authority's state
+                       (default $RANGEID_HOME or ./.rangeid; keep it out of git)
+  --cors-origins LIST  browser origins allowed to call the API, comma-separated
+                       (default $RANGEID_CORS_ORIGINS or none)
+  --authority DIR      a rangeid-authority package folder (default: the one
+                       installed in this project)`,
+    local: true,
+    run: ({ values }) => dev(values, { Exit, usage, out }),
+  };
+}
+
+function parsePort(text, usage) {
+  if (!/^[0-9]{1,5}$/.test(text) || Number(text) < 1 || Number(text) > 65535) {
+    throw usage(`--port must be a whole number from 1 to 65535, got ${JSON.stringify(text)}`);
+  }
+  return Number(text);
+}
+
+/** Resolves when 127.0.0.1:port can be listened on; refuses otherwise. */
+function checkPortFree(port, usage) {
+  return new Promise((resolveFree, reject) => {
+    const srv = createServer();
+    srv.once("error", (e) => reject(e.code === "EADDRINUSE"
+      ? usage(`127.0.0.1:${port} is in use (another rangeid dev?); stop it or pass --port N`)
+      : usage(`cannot listen on 127.0.0.1:${port}: ${e.message}`)));
+    srv.listen(port, "127.0.0.1", () => srv.close(() => resolveFree()));
+  });
+}
+
+/** The state folder's workerd state and its signing key, made once. */
+function prepareState(home, fail) {
+  mkdirSync(join(home, "workerd-state"), { recursive: true });
+  const keys = join(home, "keys.json");
+  if (!existsSync(keys) || statSync(keys).size === 0) {
+    process.stderr.write(`rangeid dev: creating a local signing key in ${keys}\n`);
+    const tmp = `${keys}.tmp`;
+    rmSync(tmp, { force: true });
+    runSelf(["keygen", "--kid", KID, "--out", tmp], fail);
+    renameSync(tmp, keys);
+  }
+  return keys;
+}
+
+/** Polls /healthz until it answers 200 (true), or workerd exits, `stopped()` or the deadline (false). */
+async function waitHealthy(base, child, stopped) {
+  const deadline = Date.now() + READY_WITHIN_MS;
+  while (Date.now() < deadline && child.exitCode === null && child.signalCode === null && !stopped()) {
+    try {
+      const r = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1000) });
+      await r.arrayBuffer();
+      if (r.status === 200) return true;
+    } catch {
+      // Not listening yet.
+    }
+    await sleep(100);
+  }
+  return false;
+}
+
+/**
+ * Spawns workerd so that it cannot outlive this process: on Linux through
+ * setpriv's parent-death signal (even a SIGKILL of this process stops it),
+ * and everywhere by forwarding SIGINT, SIGTERM and SIGHUP (and stopping
+ * when this process's own parent goes, see dev()).
+ */
+function spawnWorkerd(bin, args, env) {
+  const setpriv = "/usr/bin/setpriv";
+  const guarded = process.platform === "linux" && existsSync(setpriv);
+  return guarded
+    ? spawn(setpriv, ["--pdeathsig", "TERM", "--", bin, ...args], { stdio: ["ignore", "inherit", "inherit"], env })
+    : spawn(bin, args, { stdio: ["ignore", "inherit", "inherit"], env });
+}
+
+async function dev(values, { Exit, usage, out }) {
+  const fail = (message) => new Exit(2, message);
+  const port = parsePort(values.port ?? process.env.RANGEID_PORT ?? String(DEFAULT_PORT), usage);
+  const authority = findAuthority({ dir: values.authority, command: "dev", fail });
+  const workerd = workerdOf(authority, fail);
+  await checkPortFree(port, usage);
+  const home = stateFolder(values);
+  const keys = prepareState(home, fail);
+
+  const audience = process.env.RANGEID_TOKEN_AUDIENCE ?? "";
+  const token = runSelf(["token", "--role", "admin", "--ns", "*", "--ttl", "30d", "--sub", "local-admin", "--keys", keys,
+    ...(audience ? ["--aud", audience] : [])], fail);
+
+  // Every setting the configuration reads is set (an unset one is null
+  // there); nothing else from this shell reaches the authority.
+  const env = {
+    PATH: process.env.PATH ?? "",
+    RANGEID_SIGNING_KEYS: readFileSync(keys, "utf8").trim(),
+    RANGEID_CORS_ORIGINS: values["cors-origins"] ?? process.env.RANGEID_CORS_ORIGINS ?? "",
+    RANGEID_GRANT_RETENTION_SECONDS: process.env.RANGEID_GRANT_RETENTION_SECONDS || "86400",
+    RANGEID_TOKEN_AUDIENCE: audience,
+  };
+  const state = join(home, "workerd-state");
+  const base = `http://127.0.0.1:${port}`;
+  process.stderr.write(`rangeid dev: rangeid-authority ${authority.version} on workerd (${relative(process.cwd(), workerd) || workerd}), state in ${state}\n`);
+  const child = spawnWorkerd(workerd, [
+    "serve", "--experimental", authority.paths.workerdConfig,
+    "--directory-path", `state=${state}`,
+    "--directory-path", `assets=${authority.paths.assets}`,
+    "--socket-addr", `http=127.0.0.1:${port}`,
+  ], env);
+
+  let stopping = false;
+  const exited = new Promise((r) => child.once("exit", (code, signal) => r({ code, signal })));
+  const spawned = new Promise((r, reject) => {
+    child.once("spawn", r);
+    child.once("error", (e) => reject(new Exit(1, `could not start workerd (${workerd}): ${e.message}`)));
+  });
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    child.kill("SIGTERM");
+    setTimeout(() => child.kill("SIGKILL"), STOP_WITHIN_MS).unref();
+  };
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"];
+  for (const s of signals) process.on(s, stop);
+  // Whoever started this may go without a signal to it: npx, sent SIGTERM,
+  // passes it to its shell only, and this process is handed to init. A
+  // new parent means the one it served is gone: stop as for Ctrl-C.
+  const parent = process.ppid;
+  const orphaned = setInterval(() => {
+    if (process.ppid !== parent) {
+      process.stderr.write("rangeid dev: the process that started it is gone; stopping\n");
+      stop();
+    }
+  }, PARENT_CHECK_MS);
+  orphaned.unref();
+  try {
+    await spawned;
+    if (!(await waitHealthy(base, child, () => stopping))) {
+      if (stopping) return void (await exited); // Ctrl-C while it started
+      const died = child.exitCode !== null || child.signalCode !== null;
+      stop();
+      const { code, signal } = await exited;
+      throw new Exit(1, died
+        ? `workerd stopped before it served (${signal ?? `exit status ${code}`}); its messages are above`
+        : `workerd did not answer on ${base}/healthz within ${READY_WITHIN_MS / 1000} s`);
+    }
+    const rel = relative(process.cwd(), keys);
+    out(`rangeid dev: the authority is serving on ${base} (Ctrl-C stops it; the next run keeps every namespace)
+admin token (30 days): ${token}
+admin page: ${base}/admin/#token=${token}
+next, in another shell:
+  export RANGEID_URL=${base} RANGEID_TOKEN=<the admin token>
+  npx --no-install rangeid ns create orders
+  npx --no-install rangeid token --role generator --ns orders --keys ${rel.startsWith("..") ? keys : rel}`);
+    const { code, signal } = await exited;
+    if (!stopping) throw new Exit(1, `workerd stopped (${signal ?? `exit status ${code}`}); its messages are above`);
+    process.stderr.write("rangeid dev: stopped\n");
+  } finally {
+    for (const s of signals) process.off(s, stop);
+    clearInterval(orphaned);
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  }
+}
