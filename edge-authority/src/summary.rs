@@ -30,7 +30,7 @@ use crate::refusals::Refusals;
 use crate::store::{Minute, NamespaceRow};
 
 /// A minute, in milliseconds.
-pub const MINUTE_MS: i64 = 60_000;
+pub const MINUTE_MS: i64 = rangeid_core::fence::MINUTE_MS;
 const HOUR_MS: i64 = 3_600_000;
 
 /// The rate over one window.

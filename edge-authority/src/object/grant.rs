@@ -108,13 +108,11 @@ fn commit_grant(
     }
 }
 
-/// How far ahead of a grant of `count` to raise the mark: a minute of
-/// grants at the last minute's rate, at least twice the largest grant of
-/// that minute (and of this one), bounded by a share of what remains. Both
-/// come from the minute buckets that overlap the last 60 s, so after a
-/// quiet minute the chunk is sized by the grant at hand alone: a start
-/// skips at most a chunk, and an object that wakes now and then skips
-/// what its recent grants call for, not what its largest grant ever did.
+/// How far ahead of a grant of `count` to raise the mark, as core sizes it
+/// from the minute buckets of the last 60 s ([`fence::recent_chunk`]): a
+/// minute of grants, at least twice the largest recent grant, bounded by a
+/// share of what remains. The largest grant decays with its minute, so a
+/// start skips at most a chunk of recent grants.
 fn chunk_for(
     sql: &impl Sql,
     row: &NamespaceRow,
@@ -122,13 +120,17 @@ fn chunk_for(
     waiting: u64,
     now: i64,
 ) -> Result<u64, StoreError> {
-    let from = (now - MINUTE_MS).div_euclid(MINUTE_MS);
-    let minutes = store::minutes_since(sql, from)?;
-    let last_minute: u128 = minutes.iter().map(|m| m.ids).sum();
-    let largest = minutes.iter().map(|m| m.largest).max().unwrap_or(0);
-    Ok(fence::chunk(
-        last_minute,
-        largest,
+    let minutes: Vec<fence::Minute> = store::minutes_since(sql, fence::recent_from(now))?
+        .iter()
+        .map(|m| fence::Minute {
+            minute: m.minute,
+            ids: m.ids,
+            largest: m.largest,
+        })
+        .collect();
+    Ok(fence::recent_chunk(
+        &minutes,
+        now,
         count,
         waiting,
         row.state.remaining(),

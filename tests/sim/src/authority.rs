@@ -153,6 +153,30 @@ struct Store {
     ledger: Ledger,
     // The highest mark ever asked of the witness, written before asking.
     asked: u128,
+    // Grants per minute, newest last, as the object keeps them to size
+    // fence chunks (`fence::recent_chunk`); only recent ones are kept.
+    minutes: Vec<fence::Minute>,
+}
+
+impl Store {
+    /// Counts a grant of `count` committed at `at` (ms) in its minute.
+    fn count_minute(&mut self, at: i64, count: u64) {
+        let minute = at.div_euclid(fence::MINUTE_MS);
+        match self.minutes.last_mut() {
+            Some(m) if m.minute == minute => {
+                m.ids += u128::from(count);
+                m.largest = m.largest.max(count);
+            }
+            _ => self.minutes.push(fence::Minute {
+                minute,
+                ids: count.into(),
+                largest: count,
+            }),
+        }
+        // Older minutes never size a chunk again.
+        let from = fence::recent_from(at);
+        self.minutes.retain(|m| m.minute >= from);
+    }
 }
 
 /// What the authority answers a request with.
@@ -220,6 +244,7 @@ impl Authority {
             state,
             ledger: Ledger::default(),
             asked: 0,
+            minutes: Vec::new(),
         };
         Authority {
             committed: store.clone(),
@@ -278,6 +303,8 @@ impl Authority {
                 self.staged.state = state;
                 let who = self.owners.number(owner);
                 self.staged.ledger.apply(who, &record);
+                self.staged
+                    .count_minute(record.span.last_at(), grant.range.count());
                 self.unflushed.push_back((grant, *owner, record, state));
                 Answer::Grant(grant, false)
             }
@@ -287,11 +314,13 @@ impl Authority {
         }
     }
 
-    /// The mark to ask the witness for so that a range can end at
-    /// `at_least`.
-    pub fn fence_target(&self, at_least: u128, count: u64) -> u128 {
+    /// The mark to ask the witness for at `now` (ms) so that a range can
+    /// end at `at_least`: a chunk beyond it, sized by the last minute's
+    /// grants as the object sizes it (`fence::recent_chunk`).
+    pub fn fence_target(&self, at_least: u128, count: u64, now: u64) -> u128 {
         let s = &self.staged.state;
-        fence::target(s, at_least, fence::chunk(0, 0, count, 0, s.remaining()))
+        let chunk = fence::recent_chunk(&self.staged.minutes, now as i64, count, 0, s.remaining());
+        fence::target(s, at_least, chunk)
     }
 
     /// The authority is about to ask its witness for `target`: it records
@@ -352,6 +381,8 @@ impl Authority {
         let (grant, owner, record, state) = self.unflushed.pop_front()?;
         let who = self.owners.number(&owner);
         self.committed.ledger.apply(who, &record);
+        self.committed
+            .count_minute(record.span.last_at(), grant.range.count());
         self.committed.state = state;
         Some((grant, owner))
     }

@@ -769,7 +769,9 @@ impl World {
                 });
                 if !self.raising {
                     self.raising = true;
-                    let target = self.authority.fence_target(at_least, request.count);
+                    let target = self
+                        .authority
+                        .fence_target(at_least, request.count, self.now);
                     // Recorded before the request leaves (the output gate).
                     self.authority.ask_witness(target);
                     let event = Event::FenceRaise {
