@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use rangeid_core::authority::{decide, Decision, NamespaceConfig, NamespaceState, Owner};
+use rangeid_core::ledger::LedgerView;
 use rangeid_core::reply::Capacity;
 use rangeid_core::{Action, AtomicCursor, GrantReply, Lease, LeaseConfig, Namespace, Range, Reply};
 
@@ -51,8 +52,13 @@ fn loaded_lease() -> Lease {
         panic!("a new engine asks for a range");
     };
     let state = NamespaceState::create(ns, space).unfenced();
-    let Ok(Decision::New { grant, .. }) = decide(&state, None, &out.request, &Owner::new("bench"))
-    else {
+    let Ok(Decision::New { grant, .. }) = decide(
+        &state,
+        &LedgerView::EMPTY,
+        &out.request,
+        &Owner::new("bench"),
+        0,
+    ) else {
         panic!("the bench namespace grants");
     };
     let reply = Reply::Grant(GrantReply {

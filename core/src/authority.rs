@@ -8,12 +8,14 @@
 use core::fmt;
 
 use crate::code::ErrorCode;
+use crate::ledger::{admit, Budget, Held, LedgerView, Record, LEDGER_FULL_RETRY_MS};
 use crate::names::{Incarnation, Namespace, RequestId};
 use crate::range::{Range, BOUND_LIMIT};
 use crate::text::Text;
 
 /// Who made a request: the `sub` of the token it came with (at most 128
-/// bytes). A committed grant is replayed only to its owner.
+/// bytes). It is part of the request's identity: the same incarnation and
+/// request id from another owner is another request.
 pub type Owner = Text<128>;
 
 /// Why a namespace configuration is refused.
@@ -313,7 +315,8 @@ impl FloorError {
     }
 }
 
-/// A request for `count` IDs, keyed by `(incarnation, request_id)`.
+/// A request for `count` IDs by `(incarnation, request_id)`; with the
+/// caller's [`Owner`] that is its identity.
 ///
 /// On the wire (feature `serde`):
 /// `{"namespace":"orders","incarnation":"A9","requestId":"r17","count":10000}`.
@@ -344,15 +347,20 @@ pub struct Grant {
 
 /// What the authority must do with a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)] // Short-lived; boxing would need a heap.
 pub enum Decision {
-    /// Commit `grant` together with the advanced state, then reply.
+    /// Commit `grant` together with the advanced state and the ledger
+    /// record, then reply.
     New {
-        /// The grant record to store.
+        /// The grant.
         grant: Grant,
         /// The state to store with it (`next` advanced past the range).
         state: NamespaceState,
+        /// What to write to the ledger: the span holding the grant (a new
+        /// row, or the caller's span it extends) and the usage after it.
+        record: Record,
     },
-    /// The request was already granted: reply with the stored grant again,
+    /// The request was already granted: reply with its grant again,
     /// writing nothing.
     Replay(Grant),
     /// The range would end above the fence: have the witness raise its
@@ -365,18 +373,9 @@ pub enum Decision {
     },
 }
 
-/// A committed grant as the authority stores it: the grant and who made
-/// the request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StoredGrant {
-    /// The grant.
-    pub grant: Grant,
-    /// The requester's token `sub`.
-    pub owner: Owner,
-}
-
 /// Why a request is refused. Nothing is written for a refusal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Refusal {
     /// `count` is 0 or above the namespace's `maxCount`.
     BadCount {
@@ -385,11 +384,9 @@ pub enum Refusal {
     },
     /// The request names another namespace than this state's.
     WrongNamespace,
-    /// The request key was used before with another count or namespace.
+    /// The caller used this incarnation and request id before with another
+    /// count or namespace.
     Conflict,
-    /// The request key was granted to another requester (`sub`): a replay
-    /// belongs to its caller, so the range is never shown to anyone else.
-    NotOwner,
     /// Fewer than `count` IDs remain; the request is refused whole.
     Exhausted {
         /// Exactly how many IDs remain.
@@ -397,6 +394,21 @@ pub enum Refusal {
     },
     /// The namespace is frozen.
     Frozen,
+    /// The caller took its grants of the last second: ask again later.
+    RateLimited {
+        /// How long until the next grant is there, in ms.
+        retry_after_ms: u64,
+        /// The namespace's grant rate per caller.
+        per_second: u64,
+    },
+    /// The grant would need a ledger row past a row budget: ask again once
+    /// older rows have aged out.
+    LedgerFull {
+        /// The caller's budget or the whole ledger's.
+        budget: Budget,
+        /// That budget, in rows.
+        rows: u64,
+    },
 }
 
 impl Refusal {
@@ -405,9 +417,20 @@ impl Refusal {
         match self {
             Refusal::BadCount { .. } | Refusal::WrongNamespace => ErrorCode::InvalidRequest,
             Refusal::Conflict => ErrorCode::RequestConflict,
-            Refusal::NotOwner => ErrorCode::RequestOwnerMismatch,
             Refusal::Exhausted { .. } => ErrorCode::NamespaceExhausted,
             Refusal::Frozen => ErrorCode::NamespaceFrozen,
+            Refusal::RateLimited { .. } => ErrorCode::RateLimited,
+            Refusal::LedgerFull { .. } => ErrorCode::LedgerFull,
+        }
+    }
+
+    /// How long the caller should wait before asking again (ms), for the
+    /// refusals that are about now rather than about the request.
+    pub const fn retry_after_ms(&self) -> Option<u64> {
+        match self {
+            Refusal::RateLimited { retry_after_ms, .. } => Some(*retry_after_ms),
+            Refusal::LedgerFull { .. } => Some(LEDGER_FULL_RETRY_MS),
+            _ => None,
         }
     }
 }
@@ -422,48 +445,65 @@ impl fmt::Display for Refusal {
             Refusal::Conflict => {
                 f.write_str("requestId was already used with a different count or namespace")
             }
-            Refusal::NotOwner => f.write_str(
-                "requestId was already used by another caller; use your own request ids",
-            ),
             Refusal::Exhausted { remaining } => {
                 write!(f, "only {remaining} IDs remain in the namespace")
             }
             Refusal::Frozen => f.write_str("namespace is frozen"),
+            Refusal::RateLimited { per_second, .. } => write!(
+                f,
+                "this token's sub took its {per_second} grants of the last second; retry after Retry-After"
+            ),
+            Refusal::LedgerFull {
+                budget: Budget::Caller,
+                rows,
+            } => write!(
+                f,
+                "this token's sub holds {rows} ledger rows, its budget; retry after Retry-After, as older grants age out"
+            ),
+            Refusal::LedgerFull {
+                budget: Budget::Namespace,
+                rows,
+            } => write!(
+                f,
+                "the namespace's ledger holds {rows} rows, its budget; retry after Retry-After, as older grants age out"
+            ),
         }
     }
 }
 
-/// Decides a range request from `owner` against the committed state and
-/// the grant stored under the request's `(incarnation, request_id)`, if
-/// any.
+/// Decides a range request from `owner` at `now` (ms) against the
+/// committed state and what the ledger holds for it (`ledger.span`: the
+/// caller's span found by [`crate::ledger::span_for`]; the caller's usage
+/// and the namespace's limits).
 ///
-/// Guaranteed: a `New` range starts at `state.next()`, ends at or before
-/// both `max + 1` and the fence, and is exactly `count` long; a range that
-/// would end above the fence is `RaiseFence`, never granted; a request
-/// whose key was granted before gets that grant back (also while frozen)
-/// when it comes from the same owner with the same count and namespace,
-/// `NotOwner` from another owner, and `Conflict` otherwise. Nothing is ever
-/// cut short or wrapped.
+/// Guaranteed: a request is `(owner, incarnation, request_id)`: one that
+/// was granted before gets that grant back (also while frozen) when its
+/// count and namespace match, and `Conflict` otherwise; a span of another
+/// owner or incarnation is never answered. A `New` range starts at
+/// `state.next()`, ends at or before both `max + 1` and the fence, and is
+/// exactly `count` long; a range that would end above the fence is
+/// `RaiseFence`, never granted. A new grant past the caller's rate or a row
+/// budget is refused with a wait (`RateLimited`, `LedgerFull`) before any
+/// fence raise. Nothing is ever cut short or wrapped.
 pub fn decide(
     state: &NamespaceState,
-    stored: Option<&StoredGrant>,
+    ledger: &LedgerView,
     request: &GrantRequest,
     owner: &Owner,
+    now: i64,
 ) -> Result<Decision, Refusal> {
     let max_count = state.config.max_count;
     if request.count == 0 || request.count > max_count {
         return Err(Refusal::BadCount { max_count });
     }
-    if let Some(stored) = stored {
-        let grant = &stored.grant;
-        let same_key =
-            grant.incarnation == request.incarnation && grant.request_id == request.request_id;
-        if same_key && stored.owner != *owner {
-            return Err(Refusal::NotOwner);
-        }
-        if same_key && grant.namespace == request.namespace && grant.range.count() == request.count
-        {
-            return Ok(Decision::Replay(*grant));
+    let mine = ledger
+        .span
+        .filter(|s| s.owner() == owner && *s.incarnation() == request.incarnation);
+    if let Some((span, i)) = mine.and_then(|s| Some((s, s.index_of(&request.request_id)?))) {
+        if request.namespace == state.name && span.count() == request.count {
+            if let Some(grant) = span.grant(state.name, i) {
+                return Ok(Decision::Replay(grant));
+            }
         }
         return Err(Refusal::Conflict);
     }
@@ -482,28 +522,45 @@ pub fn decide(
     let range =
         Range::with_count(start, request.count).map_err(|_| Refusal::Exhausted { remaining })?;
     debug_assert!(range.end() <= BOUND_LIMIT);
+    let grant = Grant {
+        namespace: request.namespace,
+        incarnation: request.incarnation,
+        request_id: request.request_id,
+        range,
+    };
+    let view = LedgerView {
+        span: mine,
+        ..*ledger
+    };
+    let record = admit(&view, owner, &grant, now).map_err(|held| match held {
+        Held::Rate {
+            retry_after_ms,
+            per_second,
+        } => Refusal::RateLimited {
+            retry_after_ms,
+            per_second,
+        },
+        Held::Full { budget, rows } => Refusal::LedgerFull { budget, rows },
+    })?;
     if range.end() > state.fence {
         return Ok(Decision::RaiseFence {
             at_least: range.end(),
         });
     }
     Ok(Decision::New {
-        grant: Grant {
-            namespace: request.namespace,
-            incarnation: request.incarnation,
-            request_id: request.request_id,
-            range,
-        },
+        grant,
         state: NamespaceState {
             next: range.end(),
             ..*state
         },
+        record,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ledger::{Limits, Span};
 
     /// An unfenced state: the fence has its own tests below.
     fn ns(name: &str, first: u64, max: u64, max_count: u64) -> NamespaceState {
@@ -515,8 +572,10 @@ mod tests {
         Owner::new("generator-a")
     }
 
-    fn mine(grant: Grant) -> StoredGrant {
-        StoredGrant { grant, owner: me() }
+    const NONE: LedgerView = LedgerView::EMPTY;
+
+    fn mine(grant: Grant) -> LedgerView {
+        NONE.with_span(Some(Span::new(me(), &grant, 0)))
     }
 
     fn req(name: &str, inc: &str, id: &str, count: u64) -> GrantRequest {
@@ -530,7 +589,7 @@ mod tests {
 
     fn granted(d: Result<Decision, Refusal>) -> (Grant, NamespaceState) {
         match d {
-            Ok(Decision::New { grant, state }) => (grant, state),
+            Ok(Decision::New { grant, state, .. }) => (grant, state),
             other => panic!("expected a new grant, got {other:?}"),
         }
     }
@@ -538,25 +597,21 @@ mod tests {
     #[test]
     fn seed_example_grants_1001_to_11001() {
         let s = ns("orders", 1001, NamespaceConfig::DEFAULT_MAX, 10_000);
-        let (g, s2) = granted(decide(&s, None, &req("orders", "A9", "r17", 10_000), &me()));
+        let (g, s2) = granted(decide(
+            &s,
+            &NONE,
+            &req("orders", "A9", "r17", 10_000),
+            &me(),
+            0,
+        ));
         assert_eq!((g.range.start(), g.range.end()), (1001, 11001));
         assert_eq!(s2.next(), 11001);
         assert_eq!(
-            decide(
-                &s2,
-                Some(&mine(g)),
-                &req("orders", "A9", "r17", 10_000),
-                &me()
-            ),
+            decide(&s2, &mine(g), &req("orders", "A9", "r17", 10_000), &me(), 0),
             Ok(Decision::Replay(g))
         );
         assert_eq!(
-            decide(
-                &s2,
-                Some(&mine(g)),
-                &req("orders", "A9", "r17", 9_999),
-                &me()
-            ),
+            decide(&s2, &mine(g), &req("orders", "A9", "r17", 9_999), &me(), 0),
             Err(Refusal::Conflict)
         );
     }
@@ -594,15 +649,15 @@ mod tests {
     fn counts_out_of_bounds_are_invalid() {
         let s = ns("orders", 1, 100, 10);
         assert_eq!(
-            decide(&s, None, &req("orders", "a", "r", 0), &me()),
+            decide(&s, &NONE, &req("orders", "a", "r", 0), &me(), 0),
             Err(Refusal::BadCount { max_count: 10 })
         );
         assert_eq!(
-            decide(&s, None, &req("orders", "a", "r", 11), &me()),
+            decide(&s, &NONE, &req("orders", "a", "r", 11), &me(), 0),
             Err(Refusal::BadCount { max_count: 10 })
         );
         assert_eq!(
-            decide(&s, None, &req("other", "a", "r", 1), &me()),
+            decide(&s, &NONE, &req("other", "a", "r", 1), &me(), 0),
             Err(Refusal::WrongNamespace)
         );
     }
@@ -610,17 +665,17 @@ mod tests {
     #[test]
     fn exhaustion_is_exact_and_never_cut() {
         let s = ns("n", 1, 10, 100);
-        let (_, s) = granted(decide(&s, None, &req("n", "a", "r1", 8), &me()));
+        let (_, s) = granted(decide(&s, &NONE, &req("n", "a", "r1", 8), &me(), 0));
         assert_eq!(s.remaining(), 2);
         assert_eq!(
-            decide(&s, None, &req("n", "a", "r2", 3), &me()),
+            decide(&s, &NONE, &req("n", "a", "r2", 3), &me(), 0),
             Err(Refusal::Exhausted { remaining: 2 })
         );
-        let (g, s) = granted(decide(&s, None, &req("n", "a", "r3", 2), &me()));
+        let (g, s) = granted(decide(&s, &NONE, &req("n", "a", "r3", 2), &me(), 0));
         assert_eq!((g.range.start(), g.range.last()), (9, 10));
         assert_eq!(s.next(), 11);
         assert_eq!(
-            decide(&s, None, &req("n", "a", "r4", 1), &me()),
+            decide(&s, &NONE, &req("n", "a", "r4", 1), &me(), 0),
             Err(Refusal::Exhausted { remaining: 0 })
         );
     }
@@ -628,18 +683,18 @@ mod tests {
     #[test]
     fn exhaustion_at_u64_max() {
         let s = ns("top", u64::MAX - 4, u64::MAX, 5);
-        let (g, s) = granted(decide(&s, None, &req("top", "a", "r1", 5), &me()));
+        let (g, s) = granted(decide(&s, &NONE, &req("top", "a", "r1", 5), &me(), 0));
         assert_eq!(g.range.last(), u64::MAX);
         assert_eq!(g.range.end(), BOUND_LIMIT);
         assert_eq!(s.next(), BOUND_LIMIT);
         assert_eq!(s.remaining(), 0);
         assert_eq!(
-            decide(&s, None, &req("top", "a", "r2", 1), &me()),
+            decide(&s, &NONE, &req("top", "a", "r2", 1), &me(), 0),
             Err(Refusal::Exhausted { remaining: 0 })
         );
         // The replay still answers at the very top.
         assert_eq!(
-            decide(&s, Some(&mine(g)), &req("top", "a", "r1", 5), &me()),
+            decide(&s, &mine(g), &req("top", "a", "r1", 5), &me(), 0),
             Ok(Decision::Replay(g))
         );
     }
@@ -648,7 +703,7 @@ mod tests {
     fn the_largest_grant_ends_at_u64_max() {
         let limit = NamespaceConfig::MAX_COUNT_LIMIT;
         let s = ns("all", u64::MAX - limit + 1, u64::MAX, limit);
-        let (g, s) = granted(decide(&s, None, &req("all", "a", "r1", limit), &me()));
+        let (g, s) = granted(decide(&s, &NONE, &req("all", "a", "r1", limit), &me(), 0));
         assert_eq!(
             (g.range.start(), g.range.last(), g.range.count()),
             (u64::MAX - limit + 1, u64::MAX, limit)
@@ -660,7 +715,7 @@ mod tests {
     fn around_two_to_the_53_and_63() {
         for edge in [(1u64 << 53) - 1, 1 << 53, 1 << 63] {
             let s = ns("e", edge - 1, u64::MAX, 10);
-            let (g, _) = granted(decide(&s, None, &req("e", "a", "r", 3), &me()));
+            let (g, _) = granted(decide(&s, &NONE, &req("e", "a", "r", 3), &me(), 0));
             assert_eq!((g.range.start(), g.range.last()), (edge - 1, edge + 1));
         }
     }
@@ -668,14 +723,14 @@ mod tests {
     #[test]
     fn frozen_refuses_new_but_replays_old() {
         let s = ns("f", 1, 100, 10);
-        let (g, s) = granted(decide(&s, None, &req("f", "a", "r1", 5), &me()));
+        let (g, s) = granted(decide(&s, &NONE, &req("f", "a", "r1", 5), &me(), 0));
         let frozen = s.with_status(NamespaceStatus::Frozen);
         assert_eq!(
-            decide(&frozen, None, &req("f", "a", "r2", 5), &me()),
+            decide(&frozen, &NONE, &req("f", "a", "r2", 5), &me(), 0),
             Err(Refusal::Frozen)
         );
         assert_eq!(
-            decide(&frozen, Some(&mine(g)), &req("f", "a", "r1", 5), &me()),
+            decide(&frozen, &mine(g), &req("f", "a", "r1", 5), &me(), 0),
             Ok(Decision::Replay(g))
         );
     }
@@ -683,7 +738,7 @@ mod tests {
     #[test]
     fn floor_moves_up_only() {
         let s = ns("fl", 10, 100, 10);
-        let (_, s) = granted(decide(&s, None, &req("fl", "a", "r1", 5), &me()));
+        let (_, s) = granted(decide(&s, &NONE, &req("fl", "a", "r1", 5), &me(), 0));
         assert_eq!(s.raise_floor(14), Err(FloorError::BelowNext { next: 15 }));
         assert_eq!(s.raise_floor(15).map(|s| s.next()), Ok(15));
         assert_eq!(s.raise_floor(50).map(|s| s.next()), Ok(50));
@@ -696,25 +751,150 @@ mod tests {
     }
 
     #[test]
-    fn a_replay_belongs_to_its_owner() {
+    fn a_request_is_its_owner_incarnation_and_request_id() {
         let s = ns("o", 1, 100, 10);
-        let (g, s) = granted(decide(&s, None, &req("o", "a", "r1", 5), &me()));
+        let (g, s) = granted(decide(&s, &NONE, &req("o", "a", "r1", 5), &me(), 0));
         let other = Owner::new("generator-b");
+        // Even handed the first owner's span, another owner's request with
+        // the same key is its own: a new range, never the first's...
+        let (theirs, s) = granted(decide(&s, &mine(g), &req("o", "a", "r1", 5), &other, 0));
+        assert_eq!(theirs.range.start(), 6);
+        // ...and another count is no conflict for anyone but itself.
+        let (_, s) = granted(decide(&s, &mine(g), &req("o", "a", "r1", 4), &other, 0));
+        // The first owner's retry still replays its own range.
         assert_eq!(
-            decide(&s, Some(&mine(g)), &req("o", "a", "r1", 5), &other),
-            Err(Refusal::NotOwner),
-            "another sub never gets the range"
-        );
-        assert_eq!(
-            decide(&s, Some(&mine(g)), &req("o", "a", "r1", 4), &other),
-            Err(Refusal::NotOwner),
-            "nor learns whether its count matched"
-        );
-        assert_eq!(Refusal::NotOwner.code(), ErrorCode::RequestOwnerMismatch);
-        assert_eq!(
-            decide(&s, Some(&mine(g)), &req("o", "a", "r1", 5), &me()),
+            decide(&s, &mine(g), &req("o", "a", "r1", 5), &me(), 0),
             Ok(Decision::Replay(g))
         );
+        assert_eq!(
+            decide(&s, &mine(g), &req("o", "a", "r1", 4), &me(), 0),
+            Err(Refusal::Conflict)
+        );
+        // A span of another incarnation is not this request's either.
+        let (_, _) = granted(decide(&s, &mine(g), &req("o", "b", "r1", 5), &me(), 0));
+    }
+
+    #[test]
+    fn a_span_absorbs_the_next_request_and_replays_each() {
+        let s = ns("sp", 1, 1_000, 10);
+        let (g1, s) = granted(decide(&s, &NONE, &req("sp", "a", "r1", 1), &me(), 0));
+        let span = Span::new(me(), &g1, 0);
+        let view = NONE.with_span(Some(span));
+        let Ok(Decision::New {
+            grant: g2,
+            state: s,
+            record,
+        }) = decide(&s, &view, &req("sp", "a", "r2", 1), &me(), 5)
+        else {
+            panic!("a new grant");
+        };
+        assert!(record.extends, "absorbed: no new row");
+        assert_eq!((record.rows, record.caller.rows), (0, 0));
+        assert_eq!((record.span.grants(), record.span.end()), (2, 3));
+        let view = NONE.with_span(Some(record.span));
+        for (id, g) in [("r1", g1), ("r2", g2)] {
+            assert_eq!(
+                decide(&s, &view, &req("sp", "a", id, 1), &me(), 9),
+                Ok(Decision::Replay(g))
+            );
+            assert_eq!(
+                decide(&s, &view, &req("sp", "a", id, 2), &me(), 9),
+                Err(Refusal::Conflict)
+            );
+        }
+        // Another count starts a new row.
+        let Ok(Decision::New { record, .. }) =
+            decide(&s, &view, &req("sp", "a", "r3", 2), &me(), 9)
+        else {
+            panic!("a new grant");
+        };
+        assert!(!record.extends);
+        assert_eq!((record.rows, record.caller.rows), (1, 1));
+    }
+
+    #[test]
+    fn limits_refuse_with_a_wait_and_write_nothing() {
+        let s = ns("lim", 1, 1_000, 10);
+        let limits = Limits::new(Some(2), Some(3), Some(2)).unwrap();
+        let base = LedgerView { limits, ..NONE };
+        // The rate: two a second, then a wait.
+        let taken = |view: &LedgerView, id, now| match decide(
+            &s,
+            view,
+            &req("lim", "a", id, 1),
+            &me(),
+            now,
+        ) {
+            Ok(Decision::New { record, .. }) => Ok(record),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e),
+        };
+        let r1 = taken(&base, "x1", 0).unwrap();
+        let v = LedgerView {
+            caller: r1.caller,
+            rows: r1.rows,
+            ..base
+        };
+        let r2 = taken(&v, "x2", 0).unwrap();
+        let v = LedgerView {
+            caller: r2.caller,
+            rows: r2.rows,
+            ..base
+        };
+        let refused = taken(&v, "x3", 0).unwrap_err();
+        assert_eq!(
+            refused,
+            Refusal::RateLimited {
+                retry_after_ms: 500,
+                per_second: 2
+            }
+        );
+        assert_eq!(refused.code(), ErrorCode::RateLimited);
+        assert_eq!(refused.retry_after_ms(), Some(500));
+        // Half a second later one more is there, but the caller's rows are spent.
+        let full = taken(&v, "x3", 500).unwrap_err();
+        assert_eq!(
+            full,
+            Refusal::LedgerFull {
+                budget: Budget::Caller,
+                rows: 2
+            }
+        );
+        assert_eq!(full.code(), ErrorCode::LedgerFull);
+        assert_eq!(full.retry_after_ms(), Some(LEDGER_FULL_RETRY_MS));
+        // Another caller has its own rows, until the whole ledger is full.
+        let other = LedgerView { rows: 3, ..base };
+        assert_eq!(
+            decide(&s, &other, &req("lim", "a", "x1", 1), &Owner::new("b"), 0),
+            Err(Refusal::LedgerFull {
+                budget: Budget::Namespace,
+                rows: 3
+            })
+        );
+        // Replays, frozen and exhausted answers come before any limit.
+        let (g, _) = granted(decide(&s, &NONE, &req("lim", "a", "r1", 1), &me(), 0));
+        let spent = LedgerView {
+            span: Some(Span::new(me(), &g, 0)),
+            ..v
+        };
+        assert_eq!(
+            decide(&s, &spent, &req("lim", "a", "r1", 1), &me(), 0),
+            Ok(Decision::Replay(g))
+        );
+        let frozen = s.with_status(NamespaceStatus::Frozen);
+        assert_eq!(
+            decide(&frozen, &v, &req("lim", "a", "x3", 1), &me(), 0),
+            Err(Refusal::Frozen)
+        );
+        // A throttled request raises no fence.
+        let fenced = NamespaceState::create(
+            Namespace::new("lim").unwrap(),
+            NamespaceConfig::new(Some(1), Some(1_000), Some(10)).unwrap(),
+        );
+        assert!(matches!(
+            decide(&fenced, &v, &req("lim", "a", "x3", 1), &me(), 0),
+            Err(Refusal::RateLimited { .. })
+        ));
     }
 
     #[test]
@@ -727,19 +907,19 @@ mod tests {
             "a new namespace is fenced at its first ID"
         );
         assert_eq!(
-            decide(&fresh, None, &req("f", "a", "r1", 10), &me()),
+            decide(&fresh, &NONE, &req("f", "a", "r1", 10), &me(), 0),
             Ok(Decision::RaiseFence { at_least: 11 })
         );
         let s = fresh.with_fence(11);
-        let (g, s) = granted(decide(&s, None, &req("f", "a", "r1", 10), &me()));
+        let (g, s) = granted(decide(&s, &NONE, &req("f", "a", "r1", 10), &me(), 0));
         assert_eq!(g.range.end(), 11, "up to the fence exactly");
         assert_eq!(
-            decide(&s, None, &req("f", "a", "r2", 1), &me()),
+            decide(&s, &NONE, &req("f", "a", "r2", 1), &me(), 0),
             Ok(Decision::RaiseFence { at_least: 12 })
         );
         // Replays need no fence; fences never move down; they stop at max + 1.
         assert_eq!(
-            decide(&s, Some(&mine(g)), &req("f", "a", "r1", 10), &me()),
+            decide(&s, &mine(g), &req("f", "a", "r1", 10), &me(), 0),
             Ok(Decision::Replay(g))
         );
         assert_eq!(s.with_fence(5).fence(), 11);
@@ -747,7 +927,7 @@ mod tests {
         // A floor past the fence still needs the fence raised.
         let floored = s.raise_floor(60).unwrap();
         assert_eq!(
-            decide(&floored, None, &req("f", "a", "r3", 1), &me()),
+            decide(&floored, &NONE, &req("f", "a", "r3", 1), &me(), 0),
             Ok(Decision::RaiseFence { at_least: 61 })
         );
     }

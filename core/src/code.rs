@@ -53,6 +53,9 @@ error_codes! {
     /// The request id was already used with a different count or namespace.
     RequestConflict = "request_conflict", 409;
     /// The request id was granted to another caller (another token `sub`).
+    /// Sent only by authorities from before a request's identity included
+    /// its `sub` (now another `sub`'s request is simply another request);
+    /// kept so their answers still read, and final.
     RequestOwnerMismatch = "request_owner_mismatch", 403;
     /// Not enough IDs remain for the request; nothing was granted.
     NamespaceExhausted = "namespace_exhausted", 409;
@@ -76,6 +79,12 @@ error_codes! {
     PayloadTooLarge = "payload_too_large", 413;
     /// The namespace is frozen and grants nothing new.
     NamespaceFrozen = "namespace_frozen", 423;
+    /// The caller (its token `sub`) took its grants of the last second;
+    /// retry after `Retry-After`.
+    RateLimited = "rate_limited", 429;
+    /// The grant would need a ledger row past the caller's or the
+    /// namespace's row budget; retry after `Retry-After`.
+    LedgerFull = "ledger_full", 429;
     /// The authority cannot answer safely now; retry later.
     Unavailable = "unavailable", 503;
 }

@@ -157,6 +157,43 @@ pub fn chunk(
     wanted.min(cap) as u64
 }
 
+/// The length of a minute bucket (ms): the object counts its grants per
+/// minute, and a chunk is sized by the buckets of the last minute.
+pub const MINUTE_MS: i64 = 60_000;
+
+/// One minute's grants as the object counts them: the minute (ms since the
+/// epoch / [`MINUTE_MS`]), the IDs granted in it and its largest grant.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Minute {
+    /// The minute's index.
+    pub minute: i64,
+    /// IDs granted in it.
+    pub ids: u128,
+    /// Its largest grant.
+    pub largest: u64,
+}
+
+/// The first minute a chunk sized at `now` (ms) reads: the buckets that
+/// overlap the last 60 s ([`recent_chunk`]).
+pub const fn recent_from(now: i64) -> i64 {
+    now.saturating_sub(MINUTE_MS).div_euclid(MINUTE_MS)
+}
+
+/// The [`chunk`] for a grant of `count` at `now`, sized by the minute
+/// buckets that overlap the last 60 s alone: their IDs as the minute of
+/// grants, and their largest grant. Older buckets are ignored, so the
+/// largest grant decays: after a quiet minute the chunk is sized by the
+/// grant at hand, and an object that wakes now and then skips at a restart
+/// what its recent grants call for, never what its largest grant ever did.
+pub fn recent_chunk(minutes: &[Minute], now: i64, count: u64, waiting: u64, remaining: u64) -> u64 {
+    let from = recent_from(now);
+    let recent = minutes.iter().filter(|m| m.minute >= from);
+    let (ids, largest) = recent.fold((0u128, 0u64), |(ids, largest), m| {
+        (ids.saturating_add(m.ids), largest.max(m.largest))
+    });
+    chunk(ids, largest, count, waiting, remaining)
+}
+
 /// The mark to ask the witness for when a range must end at `at_least`:
 /// a chunk beyond it, capped at `max + 1`.
 pub fn target(state: &NamespaceState, at_least: u128, chunk: u64) -> u128 {
@@ -355,6 +392,42 @@ mod tests {
             seen(&fresh, 0, Witnessed::read(0)),
             (1, 1, 0, false, false, None)
         );
+    }
+
+    #[test]
+    fn the_largest_grant_decays_after_a_quiet_minute() {
+        let now = 10 * MINUTE_MS + 30_000;
+        let big = Minute {
+            minute: 9,
+            ids: 1_000_000,
+            largest: 1_000_000,
+        };
+        // Within the last 60 s (the bucket of minute 9 overlaps it): a
+        // minute of grants, at least twice the largest.
+        assert_eq!(recent_chunk(&[big], now, 1_000, 0, u64::MAX), 2_000_000);
+        // A minute later the big grant no longer counts: twice this grant.
+        assert_eq!(
+            recent_chunk(&[big], now + MINUTE_MS, 1_000, 0, u64::MAX),
+            2_000
+        );
+        // Buckets add up; older ones never do.
+        let old = Minute {
+            minute: 3,
+            ids: 1 << 40,
+            largest: u64::MAX,
+        };
+        let small = Minute {
+            minute: 10,
+            ids: 30_000,
+            largest: 100,
+        };
+        assert_eq!(
+            recent_chunk(&[old, big, small], now, 1, 0, u64::MAX),
+            2_000_000
+        );
+        assert_eq!(recent_chunk(&[old, small], now, 1, 0, u64::MAX), 30_000);
+        assert_eq!(recent_from(0), -1);
+        assert_eq!(recent_from(i64::MIN), i64::MIN.div_euclid(MINUTE_MS));
     }
 
     #[test]

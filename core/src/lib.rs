@@ -12,6 +12,8 @@
 //! - [`names`]: validated `Namespace`, `Incarnation` and `RequestId`.
 //! - [`code`]: `ErrorCode`, the stable error codes of every layer.
 //! - [`authority`]: the authority's grant, floor and configuration decisions.
+//! - [`ledger`]: how the authority keeps grants (spans, replays derived
+//!   from them) and what a caller may add (grant rate, row budgets).
 //! - [`lease`]: `Lease`, a generator's engine and the client half of the
 //!   protocol (cursor, prefetch, install-once grants, sizing, tickets,
 //!   retries, configuration limits).
@@ -43,6 +45,7 @@ pub mod cursor;
 pub mod decimal;
 pub mod fence;
 pub mod lease;
+pub mod ledger;
 pub mod names;
 pub mod range;
 pub mod reply;

@@ -296,15 +296,18 @@ pub enum Disposition {
 }
 
 impl Refused {
-    /// What to do about this refusal. `unavailable`, and an unknown code
-    /// that came with 429 or a 5xx, are retried; `namespace_frozen` is
+    /// What to do about this refusal. `unavailable`, `rate_limited`,
+    /// `ledger_full`, and an unknown code that came with 429 or a 5xx, are
+    /// retried (after at least `Retry-After`); `namespace_frozen` is
     /// retried while it lasts; `namespace_exhausted` asks for what remains;
     /// `unauthenticated` is retried once with fresh credentials (then
     /// blocks); everything else (including an unknown code with another
     /// 4xx) is final.
     pub fn disposition(&self) -> Disposition {
         match self.code {
-            ReplyCode::Known(ErrorCode::Unavailable) => Disposition::Retry,
+            ReplyCode::Known(
+                ErrorCode::Unavailable | ErrorCode::RateLimited | ErrorCode::LedgerFull,
+            ) => Disposition::Retry,
             ReplyCode::Known(ErrorCode::NamespaceFrozen) => Disposition::Frozen,
             ReplyCode::Known(ErrorCode::NamespaceExhausted) => match self.remaining {
                 Some(remaining) => Disposition::Exhausted { remaining },

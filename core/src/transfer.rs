@@ -528,7 +528,7 @@ mod tests {
         let owner = Owner::new("svc");
         let mut s = *state;
         loop {
-            match decide(&s, None, &request, &owner) {
+            match decide(&s, &crate::ledger::LedgerView::EMPTY, &request, &owner, 0) {
                 Ok(Decision::New { grant, .. }) => return grant.range.start(),
                 Ok(Decision::RaiseFence { at_least }) => s = s.with_fence(at_least),
                 other => panic!("{other:?}"),

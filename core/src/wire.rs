@@ -259,7 +259,7 @@ impl ErrorReply {
 }
 
 /// An HTTP answer as the authority sends it: a JSON body, its status and,
-/// for `503 unavailable`, `Retry-After`.
+/// for `503 unavailable` and the `429` refusals, `Retry-After`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpAnswer {
     /// The status.
@@ -291,9 +291,15 @@ impl HttpAnswer {
         }
     }
 
-    /// The answer to a refused range request.
+    /// The answer to a refused range request, with `Retry-After` (whole
+    /// seconds, rounded up) when the refusal says how long to wait.
     pub fn refusal(refusal: &Refusal) -> HttpAnswer {
-        HttpAnswer::error(&ErrorReply::refusal(refusal))
+        let mut answer = HttpAnswer::error(&ErrorReply::refusal(refusal));
+        if let Some(ms) = refusal.retry_after_ms() {
+            let secs = ms.div_ceil(1_000).clamp(1, u64::from(u32::MAX));
+            answer.retry_after_secs = Some(secs as u32);
+        }
+        answer
     }
 }
 

@@ -282,7 +282,9 @@ mod wire {
     /// The documented disposition of a refusal.
     fn disposition(r: &Refused) -> Disposition {
         match r.code {
-            ReplyCode::Known(ErrorCode::Unavailable) => Disposition::Retry,
+            ReplyCode::Known(
+                ErrorCode::Unavailable | ErrorCode::RateLimited | ErrorCode::LedgerFull,
+            ) => Disposition::Retry,
             ReplyCode::Known(ErrorCode::NamespaceFrozen) => Disposition::Frozen,
             ReplyCode::Known(ErrorCode::NamespaceExhausted) => match r.remaining {
                 Some(remaining) => Disposition::Exhausted { remaining },

@@ -11,10 +11,11 @@ use std::marker::PhantomData;
 
 use rangeid_core::authority::NamespaceConfig;
 use rangeid_core::decimal::{parse_bound, parse_u64};
+use rangeid_core::ledger::Limits;
 use rangeid_core::wire::{DecU64, JsonCount};
 use rangeid_core::{ErrorCode, GrantRequest, Namespace};
 use serde::de::{value::MapAccessDeserializer, DeserializeOwned, MapAccess, Visitor};
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::response::ApiError;
 
@@ -183,6 +184,96 @@ pub fn import_document(
     let doc = crate::object::transfer::read(body)?;
     doc.handover(ns).map_err(crate::object::transfer::refusal)?;
     Ok(doc)
+}
+
+/// One limit in a change: kept as it is, put back to the default, or set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Setting {
+    /// Keep the current value.
+    #[default]
+    Keep,
+    /// Back to the default (and to later releases' defaults).
+    Default,
+    /// This value.
+    To(u64),
+}
+
+impl Setting {
+    /// The stored value after this change to `current` (`None`: the
+    /// default).
+    pub fn apply(self, current: Option<u64>) -> Option<u64> {
+        match self {
+            Setting::Keep => current,
+            Setting::Default => None,
+            Setting::To(v) => Some(v),
+        }
+    }
+}
+
+/// A validated `POST /v1/namespaces/{ns}/limits` body.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LimitsChange {
+    /// New grants per second one caller may take.
+    pub grants_per_second: Setting,
+    /// Rows the whole ledger may hold.
+    pub ledger_rows: Setting,
+    /// Rows one caller may hold.
+    pub sub_ledger_rows: Setting,
+}
+
+/// A field that, when present, is a whole number or `null`.
+fn setting<'de, D: Deserializer<'de>>(d: D) -> Result<Setting, D::Error> {
+    Ok(match Option::<JsonCount>::deserialize(d)? {
+        None => Setting::Default,
+        Some(c) => Setting::To(c.0),
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct LimitsFields {
+    #[serde(default, deserialize_with = "setting")]
+    grants_per_second: Setting,
+    #[serde(default, deserialize_with = "setting")]
+    ledger_rows: Setting,
+    #[serde(default, deserialize_with = "setting")]
+    sub_ledger_rows: Setting,
+}
+
+/// Parses `{grantsPerSecond?, ledgerRows?, subLedgerRows?}`: at least one
+/// field; each a whole number within its bounds, or `null` for the default.
+/// Whether `subLedgerRows` stays within `ledgerRows` depends on the stored
+/// values, so the namespace object checks that.
+pub fn limits(body: &[u8]) -> Result<LimitsChange, ApiError> {
+    let f: LimitsFields = parse_json(body)?;
+    let change = LimitsChange {
+        grants_per_second: f.grants_per_second,
+        ledger_rows: f.ledger_rows,
+        sub_ledger_rows: f.sub_ledger_rows,
+    };
+    if change == LimitsChange::default() {
+        return Err(ApiError::invalid(
+            "give at least one of grantsPerSecond, ledgerRows and subLedgerRows",
+        ));
+    }
+    let within = |s: Setting, max: u64| !matches!(s, Setting::To(v) if v == 0 || v > max);
+    if !within(change.grants_per_second, Limits::MAX_GRANTS_PER_SECOND) {
+        return Err(ApiError::invalid(format!(
+            "grantsPerSecond must be from 1 to {}, or null for the default",
+            Limits::MAX_GRANTS_PER_SECOND
+        )));
+    }
+    if !within(change.ledger_rows, Limits::MAX_LEDGER_ROWS)
+        || !within(change.sub_ledger_rows, Limits::MAX_LEDGER_ROWS)
+    {
+        return Err(ApiError::invalid(format!(
+            "ledgerRows and subLedgerRows must be from 1 to {}, or null for the default",
+            Limits::MAX_LEDGER_ROWS
+        )));
+    }
+    Ok(change)
 }
 
 /// A namespace name from a path segment; an invalid name cannot exist, so
@@ -455,6 +546,46 @@ mod tests {
         ] {
             assert_eq!(code(lookup_id(bad)), ErrorCode::InvalidRequest, "{bad}");
         }
+    }
+
+    #[test]
+    fn limits_bodies() {
+        assert_eq!(
+            limits(br#"{"grantsPerSecond":10,"ledgerRows":null}"#).unwrap(),
+            LimitsChange {
+                grants_per_second: Setting::To(10),
+                ledger_rows: Setting::Default,
+                sub_ledger_rows: Setting::Keep,
+            }
+        );
+        assert_eq!(
+            limits(br#"{"subLedgerRows":1000000000}"#)
+                .unwrap()
+                .sub_ledger_rows,
+            Setting::To(1_000_000_000)
+        );
+        for bad in [
+            &b"{}"[..],
+            br#"{"grantsPerSecond":0}"#,
+            br#"{"grantsPerSecond":1000001}"#,
+            br#"{"ledgerRows":1000000001}"#,
+            br#"{"ledgerRows":-1}"#,
+            br#"{"ledgerRows":1.5}"#,
+            br#"{"ledgerRows":"5"}"#,
+            br#"{"ledgerRows":5,"ledgerRows":6}"#,
+            br#"{"rows":5}"#,
+            br#"[5]"#,
+        ] {
+            assert_eq!(
+                code(limits(bad)),
+                ErrorCode::InvalidRequest,
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        assert_eq!(Setting::Keep.apply(Some(3)), Some(3));
+        assert_eq!(Setting::Default.apply(Some(3)), None);
+        assert_eq!(Setting::To(4).apply(None), Some(4));
     }
 
     #[test]

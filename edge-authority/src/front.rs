@@ -332,6 +332,19 @@ fn plan_route(
                 },
             )
         }
+        Route::Limits(seg) => {
+            let namespace = api::path_namespace(&seg)?;
+            require(&claims, Access::Admin(&namespace))?;
+            let change = api::limits(body(incoming)?)?;
+            object(
+                namespace,
+                ObjectRequest::SetLimits {
+                    namespace,
+                    change,
+                    actor: claims.sub.clone(),
+                },
+            )
+        }
         Route::Freeze(ref seg) | Route::Unfreeze(ref seg) => {
             let frozen = matches!(r, Route::Freeze(_));
             let seg = seg.clone();
@@ -687,6 +700,12 @@ mod tests {
                 "POST",
                 "/v1/namespaces/orders/import",
                 import_doc.as_bytes(),
+                [&forbidden, &forbidden, &fwd, &forbidden],
+            ),
+            (
+                "POST",
+                "/v1/namespaces/orders/limits",
+                br#"{"grantsPerSecond":5}"#,
                 [&forbidden, &forbidden, &fwd, &forbidden],
             ),
         ];

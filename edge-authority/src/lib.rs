@@ -10,7 +10,7 @@
 //! Everything but the thin runtime drivers (`worker_entry`, wasm32 only)
 //! builds and is tested on the host:
 //!
-//! - [`token`]: HS256 bearer tokens, roles and namespace scopes.
+//! - [`token`]: HS256 and EdDSA bearer tokens, roles and namespace scopes.
 //! - [`route`]: method and path to a route; 404 and 405.
 //! - [`api`]: request bodies and queries; 400 and 413.
 //! - [`store`]: the SQLite schema and the 20-digit TEXT row codec.
@@ -28,6 +28,9 @@
 //! - `test_switches`: test-only switches, only in the test build (the
 //!   `test-switches` feature).
 #![deny(missing_docs)]
+// The OpenAPI document is one `json!` literal per part; its schemas nest
+// deeper than the macro's default recursion allows.
+#![recursion_limit = "256"]
 
 pub mod api;
 pub mod front;

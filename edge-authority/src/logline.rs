@@ -1,8 +1,9 @@
 //! Structured log lines: one JSON object per line, named by `event`, for
 //! what operators act on: refused authentication, grants refused by the
-//! namespace (exhausted, frozen, conflict, another owner's key) and the
-//! restore fence (witness unreachable, a start that moved forward), a
-//! refused configuration and the details of `503`s callers are not shown. Token
+//! namespace (exhausted, frozen, conflict, another owner's key, past a
+//! limit) and the restore fence (witness unreachable, a start that moved
+//! forward), a refused configuration and the details of `503`s callers are
+//! not shown. Token
 //! contents never appear: authentication failures carry the reason's
 //! text only (never the header), grant refusals the token's `sub`.
 
@@ -33,6 +34,19 @@ pub fn auth_refused(method: &str, path: &str, reply: &HttpReply) -> Option<Strin
         })
         .to_string(),
     )
+}
+
+/// Whether a refusal of `kind` at `now` (ms) gets its `grant_refused`
+/// line, when the last line for a `429` refusal went out at `last`: a
+/// flood refused `rate_limited` or `ledger_full` thousands of times a
+/// second gets one line a second (every refusal is still counted).
+pub fn refusal_logged(kind: Counted, last: i64, now: i64) -> bool {
+    match kind {
+        Counted::RateLimited | Counted::LedgerFull => {
+            !(last..last.saturating_add(1_000)).contains(&now)
+        }
+        _ => true,
+    }
 }
 
 /// The line for a grant request the namespace object refused.
@@ -92,6 +106,20 @@ mod tests {
     use rangeid_core::ErrorCode;
 
     #[test]
+    fn a_flood_of_429s_is_one_line_a_second() {
+        let t = 1_800_000_000_000;
+        assert!(refusal_logged(Counted::RateLimited, 0, t));
+        assert!(!refusal_logged(Counted::RateLimited, t, t + 999));
+        assert!(!refusal_logged(Counted::LedgerFull, t, t));
+        assert!(refusal_logged(Counted::LedgerFull, t, t + 1_000));
+        assert!(
+            refusal_logged(Counted::LedgerFull, t, t - 5),
+            "a clock that went back"
+        );
+        assert!(refusal_logged(Counted::Frozen, t, t), "every other refusal");
+    }
+
+    #[test]
     fn lines_are_json_without_token_contents() {
         let reply = ApiError::new(
             ErrorCode::Unauthenticated,
@@ -104,7 +132,7 @@ mod tests {
         assert_eq!(v["code"], "unauthenticated");
         assert!(auth_refused("GET", "/", &HttpReply::empty(200)).is_none());
         // A namespace object's refusal is logged by the object, not here.
-        let owner = ApiError::new(ErrorCode::RequestOwnerMismatch, "m").reply();
+        let owner = ApiError::new(ErrorCode::RequestConflict, "m").reply();
         assert!(auth_refused("POST", "/v1/ranges", &owner).is_none());
 
         let request: GrantRequest = serde_json::from_str(

@@ -107,7 +107,22 @@ pub fn render(summaries: &[Value]) -> String {
     let mut refusals = Family::new(
         "rangeid_namespace_refusals_total",
         "counter",
-        "Grant requests the namespace refused, by reason (exhausted, frozen, conflict, owner, fenced).",
+        "Grant requests the namespace refused, by reason (exhausted, frozen, conflict, rate_limited, ledger_full, fenced).",
+    );
+    let mut ledger_rows = Family::new(
+        "rangeid_namespace_ledger_rows",
+        "gauge",
+        "Rows the grant ledger holds (each a span of one or more grants).",
+    );
+    let mut ledger_budget = Family::new(
+        "rangeid_namespace_ledger_budget_rows",
+        "gauge",
+        "Rows the grant ledger may hold (its ledgerRows limit).",
+    );
+    let mut storage = Family::new(
+        "rangeid_namespace_storage_bytes",
+        "gauge",
+        "Bytes the namespace object's storage takes (absent where the runtime does not say).",
     );
     let mut skipped = Family::new(
         "rangeid_namespace_fence_skipped_ids_total",
@@ -152,16 +167,35 @@ pub fn render(summaries: &[Value]) -> String {
         put(&mut exhaustion, &[], &s["exhaustion"]["seconds"]);
         for kind in Counted::ALL {
             let reason = kind.as_str();
-            put(&mut refusals, &[("reason", reason)], &s["refusals"][reason]);
+            put(
+                &mut refusals,
+                &[("reason", reason)],
+                &s["refusals"][kind.field()],
+            );
         }
         put(&mut skipped, &[], &s["fence"]["skipped"]);
         put(&mut rollbacks, &[], &s["fence"]["rollbacks"]);
+        put(&mut ledger_rows, &[], &s["ledger"]["rows"]);
+        put(&mut ledger_budget, &[], &s["limits"]["ledgerRows"]);
+        put(&mut storage, &[], &s["ledger"]["bytes"]);
         put(&mut behind, &[], &s["fence"]["witnessBehind"]);
     }
     let mut out = String::new();
     for f in [
-        next, remaining, ids, ranges, rate, frozen, exhaustion, refusals, skipped, rollbacks,
+        next,
+        remaining,
+        ids,
+        ranges,
+        rate,
+        frozen,
+        exhaustion,
+        refusals,
+        skipped,
+        rollbacks,
         behind,
+        ledger_rows,
+        ledger_budget,
+        storage,
     ] {
         let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
         let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
@@ -175,8 +209,9 @@ mod tests {
     use super::*;
     use crate::refusals::Refusals;
     use crate::store::NamespaceRow;
-    use crate::summary::summarize;
+    use crate::summary::{summarize, LedgerJson};
     use rangeid_core::authority::NamespaceConfig;
+    use rangeid_core::ledger::Limits;
     use rangeid_core::Namespace;
 
     #[test]
@@ -187,7 +222,14 @@ mod tests {
         row.ids_granted = u64::MAX.into();
         let mut counted = Refusals::default();
         counted.add(Counted::Frozen);
-        let orders = serde_json::to_value(summarize(&row, &[], counted, 1_000)).unwrap();
+        counted.add_n(Counted::RateLimited, 3);
+        let ledger = LedgerJson {
+            rows: 12,
+            bytes: Some(65_536),
+            top_subs: Vec::new(),
+        };
+        let parts = (counted, Limits::DEFAULT, ledger);
+        let orders = serde_json::to_value(summarize(&row, &[], parts, 1_000)).unwrap();
         let quiet = serde_json::json!({"namespace": "q\"uiet", "state": "frozen"});
         let text = render(&[orders, quiet, serde_json::json!({"no": "name"})]);
         assert!(text.contains("# TYPE rangeid_namespace_ids_granted_total counter\n"));
@@ -202,11 +244,19 @@ mod tests {
             "rangeid_namespace_grant_rate_ids_per_second{namespace=\"orders\",window=\"1h\"} 0\n"
         ));
         assert!(text.contains("rangeid_namespace_frozen{namespace=\"q\\\"uiet\"} 1\n"));
+        assert!(text.contains(
+            "rangeid_namespace_refusals_total{namespace=\"orders\",reason=\"rate_limited\"} 3\n"
+        ));
+        assert!(text.contains("rangeid_namespace_ledger_rows{namespace=\"orders\"} 12\n"));
+        assert!(
+            text.contains("rangeid_namespace_ledger_budget_rows{namespace=\"orders\"} 32000000\n")
+        );
+        assert!(text.contains("rangeid_namespace_storage_bytes{namespace=\"orders\"} 65536\n"));
         assert!(
             !text.contains("rangeid_namespace_exhaustion_seconds{"),
             "no rate, no estimate"
         );
-        assert_eq!(text.matches("# HELP").count(), 11);
+        assert_eq!(text.matches("# HELP").count(), 14);
         // Every sample line is `name{labels} value`.
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             let (_, value) = line.rsplit_once(' ').unwrap();

@@ -6,6 +6,7 @@
 //! tests validate real answers with Ajv.
 
 use rangeid_core::authority::NamespaceConfig;
+use rangeid_core::ledger::Limits;
 use rangeid_core::ErrorCode;
 use serde_json::{json, Value};
 
@@ -86,7 +87,7 @@ fn errors(codes: &[ErrorCode]) -> Vec<(String, Value)> {
                 "description": format!("error: {}", names.join(", ")),
                 "content": content("Error"),
             });
-            if status == 503 {
+            if status == 503 || status == 429 {
                 v["headers"] = json!({"Retry-After": {"schema": {"type": "integer"}}});
             }
             if status == 401 {
@@ -185,8 +186,13 @@ fn schemas() -> Value {
     let grant_entry_props = json!({
         "start": dec("first ID"), "end": dec("exclusive end"),
         "count": count, "incarnation": token, "requestId": token,
-        "sub": {"type": ["string", "null"], "description": "the token subject that took it (null before v2)"},
-        "at": time,
+        "sub": {"type": ["string", "null"], "description": "the token subject that took it (null for grants stored before owners were kept)"},
+        "at": {"type": "string", "format": "date-time",
+            "description": "RFC 3339 UTC: when it was committed; for a grant kept in a span of several, when the span's first was (it was committed between at and span.lastAt)"},
+        "span": {"type": "object", "required": ["firstRequestId", "grants", "lastAt"], "additionalProperties": false,
+            "description": "present when the grant is kept in a span: consecutive grants of one sub and incarnation under numbered request ids, of one count, with contiguous ranges, committed within a minute; each derived exactly",
+            "properties": {"firstRequestId": token, "grants": {"type": "integer", "minimum": 2},
+                "lastAt": time}},
     });
     let mut lookup_props = grant_entry_props.clone();
     lookup_props["namespace"] = name.clone();
@@ -200,6 +206,28 @@ fn schemas() -> Value {
         "sub",
         "at",
     ];
+    let limits_schema = json!({"type": "object", "required": ["grantsPerSecond", "ledgerRows", "subLedgerRows"],
+            "additionalProperties": false,
+            "description": "what callers may add: each token sub at most grantsPerSecond new grants a second and subLedgerRows ledger rows; the ledger at most ledgerRows rows. Past one, a grant is refused 429 (rate_limited, ledger_full) with Retry-After",
+            "properties": {
+                "grantsPerSecond": {"type": "integer", "minimum": 1, "maximum": Limits::MAX_GRANTS_PER_SECOND,
+                    "description": format!("default {}", Limits::DEFAULT_GRANTS_PER_SECOND)},
+                "ledgerRows": {"type": "integer", "minimum": 1, "maximum": Limits::MAX_LEDGER_ROWS,
+                    "description": format!("default {}", Limits::DEFAULT_LEDGER_ROWS)},
+                "subLedgerRows": {"type": "integer", "minimum": 1, "maximum": Limits::MAX_LEDGER_ROWS,
+                    "description": format!("default {}; at most ledgerRows", Limits::DEFAULT_SUB_LEDGER_ROWS)}}});
+    let set_limits_schema = json!({"type": "object", "additionalProperties": false, "minProperties": 1,
+            "description": "the limits to change: a number sets one, null puts it back to the default, an absent one is kept",
+            "properties": {
+                "grantsPerSecond": {"type": ["integer", "null"], "minimum": 1, "maximum": Limits::MAX_GRANTS_PER_SECOND},
+                "ledgerRows": {"type": ["integer", "null"], "minimum": 1, "maximum": Limits::MAX_LEDGER_ROWS},
+                "subLedgerRows": {"type": ["integer", "null"], "minimum": 1, "maximum": Limits::MAX_LEDGER_ROWS}}});
+    let ledger_schema = json!({"type": "object", "required": ["rows", "bytes", "topSubs"], "additionalProperties": false,
+                    "description": "the grant ledger: rows (spans of grants), the object's storage in bytes (null where the runtime does not say) and the subs holding the most rows",
+                    "properties": {"rows": count0(), "bytes": {"type": ["integer", "null"], "minimum": 0},
+                        "topSubs": {"type": "array", "maxItems": 3, "items": {"type": "object",
+                            "required": ["sub", "rows"], "additionalProperties": false,
+                            "properties": {"sub": {"type": ["string", "null"]}, "rows": count0()}}}}});
     let entry_required = json!(entry);
     let lookup_required: Vec<&str> = entry.iter().chain(&["namespace", "id"]).copied().collect();
     json!({
@@ -258,7 +286,8 @@ fn schemas() -> Value {
                     "description": "SHA-256 over every other field, each written as its byte length, ':', its value (decimals as digits) and a newline, in the order listed here"}}},
         "Summary": {"type": "object", "additionalProperties": false,
             "required": ["namespace", "first", "next", "max", "remaining", "maxCount", "state", "rangesGranted",
-                "idsGranted", "createdAt", "lastGrantAt", "grantRate", "exhaustion", "fence", "refusals"],
+                "idsGranted", "createdAt", "lastGrantAt", "grantRate", "exhaustion", "fence", "refusals", "limits",
+                "ledger"],
             "properties": {"namespace": name, "first": dec("first ID"), "next": dec("next grant's start"),
                 "max": dec("last ID"), "remaining": dec("IDs left"),
                 "maxCount": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT},
@@ -277,10 +306,14 @@ fn schemas() -> Value {
                         "witnessBehind": {"type": "integer", "minimum": 0,
                             "description": "times the witness was found below this object's fence (the witness was restored or wiped) and raised back"}}},
                 "refusals": {"type": "object", "additionalProperties": false,
-                    "required": ["exhausted", "frozen", "conflict", "owner", "fenced"],
+                    "required": ["exhausted", "frozen", "conflict", "rateLimited", "ledgerFull", "fenced"],
                     "description": "grant requests this namespace refused, by kind, since its creation (counted in memory, stored with the summary within seconds)",
-                    "properties": {"exhausted": count0(), "frozen": count0(), "conflict": count0(), "owner": count0(),
-                        "fenced": count0()}}}},
+                    "properties": {"exhausted": count0(), "frozen": count0(), "conflict": count0(),
+                        "rateLimited": count0(), "ledgerFull": count0(), "fenced": count0()}},
+                "limits": reference("Limits"),
+                "ledger": ledger_schema}},
+        "Limits": limits_schema,
+        "SetLimits": set_limits_schema,
         "NamespaceList": {"type": "object", "required": ["namespaces", "nextAfter"], "additionalProperties": false,
             "properties": {"namespaces": {"type": "array", "items": reference("Summary")},
                 "nextAfter": {"type": ["string", "null"], "pattern": NAME,
@@ -296,7 +329,7 @@ fn schemas() -> Value {
             "required": ["id", "at", "actor", "action", "before", "after", "reason"],
             "properties": {"id": dec("entry id"), "at": time,
                 "actor": {"type": "string", "description": "the token's sub; system for the authority itself"},
-                "action": {"type": "string", "enum": ["create", "floor", "freeze", "unfreeze", "fence_forward", "witness_behind", "export", "import"]},
+                "action": {"type": "string", "enum": ["create", "floor", "freeze", "unfreeze", "limits", "fence_forward", "witness_behind", "export", "import"]},
                 "before": {"type": ["object", "null"]}, "after": {"type": ["object", "null"]},
                 "reason": {"type": ["string", "null"]}}},
         "AuditList": {"type": "object", "required": ["audit", "nextBefore"], "additionalProperties": false,
@@ -336,7 +369,8 @@ pub fn document() -> Value {
             "version": "1.2.0",
             "description": "Grants disjoint ID ranges per namespace. Every ID-valued field is a decimal string; \
                 counts are integers up to 2^53 - 1. Grants are retained at least an hour (24 hours by default); \
-                a replay by the same token subject within that time gets the same range.",
+                a request is (token sub, incarnation, requestId): its replay by the same sub within that time gets \
+                the same range, and the same body from another sub is another request.",
         },
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT (HS256 or EdDSA, kid)"}},
@@ -355,8 +389,9 @@ pub fn document() -> Value {
                     "content": {"text/plain": {"schema": {"type": "string"}}}}))], &AUTH), &[E::InvalidRequest]))},
             "/v1/ranges": {"post": operation("Take a range", Some("generator"), Some("GrantRequest"), json!([]),
                 with(with(vec![ok("200", "granted (replayed: true on a replay)", "Grant")], &AUTH),
-                    &[E::InvalidRequest, E::NamespaceNotFound, E::RequestConflict, E::RequestOwnerMismatch,
-                      E::NamespaceExhausted, E::PayloadTooLarge, E::NamespaceFrozen]))},
+                    &[E::InvalidRequest, E::NamespaceNotFound, E::RequestConflict,
+                      E::NamespaceExhausted, E::PayloadTooLarge, E::NamespaceFrozen, E::RateLimited,
+                      E::LedgerFull]))},
             "/v1/namespaces": {
                 "get": operation("List namespaces the token may read, by name", Some("reader"), None,
                     json!([limit_param(), {"name": "after", "in": "query", "required": false,
@@ -402,6 +437,9 @@ pub fn document() -> Value {
                 with(with(vec![ok("201", "imported", "Summary")], &AUTH),
                     &[E::InvalidRequest, E::ExportInvalid, E::ExportUnsupported, E::ExportNamespaceMismatch,
                         E::AlreadyImported, E::NamespaceExists, E::PayloadTooLarge]))},
+            "/v1/namespaces/{ns}/limits": {"post": operation("Set the limits on what callers add (audited)",
+                Some("admin"), Some("SetLimits"), json!([ns_param()]),
+                with(with(vec![ok("200", "summary after", "Summary")], &AUTH), &admin_ns))},
             "/v1/namespaces/{ns}/audit": {"get": operation("Audit entries, newest first", Some("admin"), None,
                 page_params(),
                 with(with(vec![ok("200", "entries", "AuditList")], &AUTH), &[E::InvalidRequest, E::NamespaceNotFound]))},
@@ -483,6 +521,7 @@ mod tests {
             "/v1/namespaces/{ns}/export",
             "/v1/namespaces/{ns}/import",
             "/v1/namespaces/{ns}/audit",
+            "/v1/namespaces/{ns}/limits",
             "/v1/namespaces/{ns}/rates",
             "/v1/session",
             "/v1/metrics",
@@ -500,7 +539,7 @@ mod tests {
         }
         let ranges = &doc["paths"]["/v1/ranges"]["post"]["responses"];
         for s in [
-            "200", "400", "401", "403", "404", "409", "413", "423", "503",
+            "200", "400", "401", "403", "404", "409", "413", "423", "429", "503",
         ] {
             assert!(ranges.get(s).is_some(), "{s}");
         }
@@ -515,8 +554,13 @@ mod tests {
             NamespaceConfig::new(None, None, None).unwrap(),
             0,
         );
-        let v = serde_json::to_value(crate::summary::summarize(&row, &[], Default::default(), 1))
-            .unwrap();
+        let ledger = crate::summary::LedgerJson {
+            rows: 0,
+            bytes: None,
+            top_subs: Vec::new(),
+        };
+        let parts = (Default::default(), Limits::DEFAULT, ledger);
+        let v = serde_json::to_value(crate::summary::summarize(&row, &[], parts, 1)).unwrap();
         let doc = document();
         let required = doc["components"]["schemas"]["Summary"]["required"]
             .as_array()

@@ -33,6 +33,8 @@ pub enum Route {
     Freeze(String),
     /// `POST /v1/namespaces/{ns}/unfreeze`
     Unfreeze(String),
+    /// `POST /v1/namespaces/{ns}/limits`
+    Limits(String),
     /// `GET /v1/namespaces/{ns}/audit`
     Audit(String),
     /// `POST /v1/namespaces/{ns}/export`
@@ -59,6 +61,7 @@ impl Route {
                 | Route::Unfreeze(_)
                 | Route::Export(_)
                 | Route::Import(_)
+                | Route::Limits(_)
         )
     }
 }
@@ -87,7 +90,7 @@ pub fn allowed_methods(path: &str) -> Option<&'static str> {
         ["v1", "namespaces", ns, "grants" | "lookup" | "audit" | "rates"] if !ns.is_empty() => {
             "GET, HEAD"
         }
-        ["v1", "namespaces", ns, "floor" | "freeze" | "unfreeze" | "export" | "import"]
+        ["v1", "namespaces", ns, "floor" | "freeze" | "unfreeze" | "export" | "import" | "limits"]
             if !ns.is_empty() =>
         {
             "POST"
@@ -123,6 +126,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, RouteError> {
         ["v1", "namespaces", ns, "unfreeze"] if post => Some(Route::Unfreeze(owned(ns))),
         ["v1", "namespaces", ns, "export"] if post => Some(Route::Export(owned(ns))),
         ["v1", "namespaces", ns, "import"] if post => Some(Route::Import(owned(ns))),
+        ["v1", "namespaces", ns, "limits"] if post => Some(Route::Limits(owned(ns))),
         _ => None,
     };
     found.ok_or(RouteError::MethodNotAllowed { allow })
@@ -175,6 +179,10 @@ mod tests {
             ok("POST", "/v1/namespaces/orders/import"),
             Route::Import(o())
         );
+        assert_eq!(
+            ok("POST", "/v1/namespaces/orders/limits"),
+            Route::Limits(o())
+        );
         // Segments are not validated here: the handler does that after auth.
         assert_eq!(
             ok("GET", "/v1/namespaces/BAD%20NAME"),
@@ -193,6 +201,7 @@ mod tests {
             ("GET", "/v1/namespaces/orders/floor", "POST"),
             ("GET", "/v1/namespaces/orders/export", "POST"),
             ("PUT", "/v1/namespaces/orders/import", "POST"),
+            ("GET", "/v1/namespaces/orders/limits", "POST"),
             ("PATCH", "/healthz", "GET, HEAD"),
             ("post", "/v1/ranges", "POST"),
         ];

@@ -12,8 +12,8 @@
 
 use std::fmt;
 
-use rangeid_core::authority::{NamespaceConfig, NamespaceState, NamespaceStatus, Owner};
-use rangeid_core::{Grant, Incarnation, Namespace, Range, RequestId};
+use rangeid_core::authority::{NamespaceConfig, NamespaceState, NamespaceStatus};
+use rangeid_core::Namespace;
 
 use crate::refusals::{Counted, Refusals};
 
@@ -74,6 +74,11 @@ pub trait Sql {
         &self,
         body: &mut dyn FnMut() -> Result<(), StoreError>,
     ) -> Result<(), StoreError>;
+
+    /// The bytes the whole database takes, where the store can say.
+    fn size_bytes(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// The namespace object's schema, as migrations: step `i` takes a store
@@ -152,6 +157,63 @@ pub const NAMESPACE_MIGRATIONS: &[&[&str]] = &[
     &[
         "ALTER TABLE namespace ADD COLUMN fence_asked TEXT",
         "ALTER TABLE namespace ADD COLUMN witness_behinds INTEGER",
+    ],
+    // 5: a request's identity includes its owner (the token `sub`): the
+    // grants table is rebuilt keyed by (owner, incarnation, request id),
+    // each row a span of grants (see `rangeid_core::ledger`). Rows stored
+    // before owners were kept get the owner '' that no token has, so they
+    // are never replayed to anyone (a retry of one gets a fresh range: a
+    // gap). Each sub's rows and grant-rate bucket; the ledger's row count
+    // and the namespace's limits (NULL: the default); the largest grant of
+    // each minute, for fence chunks that follow recent grants.
+    &[
+        "CREATE TABLE grants_v5 (
+            owner TEXT NOT NULL,
+            incarnation TEXT NOT NULL,
+            request_id TEXT NOT NULL,
+            number TEXT NOT NULL,
+            grants INTEGER NOT NULL,
+            start TEXT NOT NULL,
+            end TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            last_at INTEGER NOT NULL
+        )",
+        // `number`: 20 digits of n for a request id r<n> as core numbers
+        // them (no leading zero, at most u64::MAX), '' for any other id.
+        "INSERT INTO grants_v5 (owner, incarnation, request_id, number, grants, start, end, at,
+            last_at)
+         SELECT COALESCE(owner, ''), incarnation, request_id,
+            CASE WHEN substr(request_id, 1, 1) = 'r'
+                  AND length(request_id) BETWEEN 2 AND 21
+                  AND substr(request_id, 2) NOT GLOB '*[^0-9]*'
+                  AND (substr(request_id, 2, 1) <> '0' OR length(request_id) = 2)
+                  AND (length(request_id) < 21 OR substr(request_id, 2) <= '18446744073709551615')
+                 THEN substr('00000000000000000000' || substr(request_id, 2), -20)
+                 ELSE '' END,
+            1, start, end, at, at
+         FROM grants",
+        "DROP TABLE grants",
+        "ALTER TABLE grants_v5 RENAME TO grants",
+        "CREATE UNIQUE INDEX grants_by_key ON grants (owner, incarnation, number, request_id)",
+        "CREATE UNIQUE INDEX grants_by_start ON grants (start)",
+        "CREATE INDEX grants_by_last_at ON grants (last_at)",
+        "CREATE TABLE subs (
+            sub TEXT PRIMARY KEY,
+            rows INTEGER NOT NULL,
+            level INTEGER NOT NULL,
+            at INTEGER NOT NULL
+        )",
+        "INSERT INTO subs (sub, rows, level, at) SELECT owner, COUNT(*), 0, 0 FROM grants
+            GROUP BY owner",
+        "CREATE TABLE budget (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            rows INTEGER NOT NULL,
+            grants_per_second INTEGER,
+            ledger_rows INTEGER,
+            sub_ledger_rows INTEGER
+        )",
+        "INSERT INTO budget (id, rows) SELECT 1, COUNT(*) FROM grants",
+        "ALTER TABLE minutes ADD COLUMN largest TEXT",
     ],
 ];
 
@@ -300,7 +362,8 @@ pub struct NamespaceRow {
     pub ranges_granted: u64,
     /// How many IDs it granted (floors excluded), up to 2^64.
     pub ids_granted: u128,
-    /// The largest grant, for sizing fence chunks.
+    /// The largest grant ever (a statistic: fence chunks follow the
+    /// largest grant of the last minute, from the minute buckets).
     pub largest_grant: u64,
     /// IDs starts skipped to reach the witness's mark, in all.
     pub fence_skipped: u128,
@@ -426,81 +489,31 @@ impl NamespaceRow {
     }
 }
 
-/// Selects one grant by key, in [`decode_grant`]'s column order.
-pub const SELECT_GRANT: &str = "SELECT incarnation, request_id, start, end, at, owner FROM grants \
-     WHERE incarnation = ? AND request_id = ?";
-
-/// Inserts a grant: incarnation, request_id, start, end, at, owner.
-pub const INSERT_GRANT: &str =
-    "INSERT INTO grants (incarnation, request_id, start, end, at, owner) VALUES (?, ?, ?, ?, ?, ?)";
-
-/// The columns of a grant row, in [`decode_grant`]'s order.
-pub const GRANT_COLUMNS: &str = "incarnation, request_id, start, end, at, owner";
-
-/// A stored grant row: the grant, when it was committed (ms) and who made
-/// the request (`None` for a grant stored before owners were kept).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GrantRow {
-    /// The grant.
-    pub grant: Grant,
-    /// When it was committed (ms since the epoch).
-    pub at: i64,
-    /// The requester's token `sub`.
-    pub owner: Option<Owner>,
-}
-
-/// Decodes a grants row ([`GRANT_COLUMNS`]) of namespace `ns`.
-pub fn decode_grant(ns: Namespace, row: &[Value]) -> Result<GrantRow, StoreError> {
-    let incarnation = Incarnation::new(text(row, 0)?)
-        .map_err(|e| StoreError(format!("stored incarnation: {e}")))?;
-    let request_id =
-        RequestId::new(text(row, 1)?).map_err(|e| StoreError(format!("stored request id: {e}")))?;
-    let start = unpad_u64(text(row, 2)?)?;
-    let end = unpad(text(row, 3)?)?;
-    let range = Range::new(start, end).map_err(|e| StoreError(format!("stored range: {e}")))?;
-    Ok(GrantRow {
-        grant: Grant {
-            namespace: ns,
-            incarnation,
-            request_id,
-            range,
-        },
-        at: int(row, 4)?,
-        owner: opt_text(row, 5)?.map(Owner::new),
-    })
-}
-
-/// The parameters of [`INSERT_GRANT`].
-pub fn grant_params(g: &Grant, at: i64, owner: &Owner) -> Vec<Value> {
-    vec![
-        g.incarnation.as_str().into(),
-        g.request_id.as_str().into(),
-        pad(g.range.start().into()).into(),
-        pad(g.range.end()).into(),
-        Value::Int(at),
-        owner.as_str().into(),
-    ]
-}
-
 /// Adds a grant of `ids` to the minute bucket `minute` (ms / 60,000),
-/// counting IDs exactly as decimal text. Run it in the grant's own
-/// transaction.
+/// counting IDs exactly as decimal text and keeping the minute's largest
+/// grant. Run it in the grant's own transaction.
 pub fn add_to_minute(sql: &impl Sql, minute: i64, ids: u64) -> Result<(), StoreError> {
     let rows = sql.exec(
-        "SELECT ranges, ids FROM minutes WHERE minute = ?",
+        "SELECT ranges, ids, largest FROM minutes WHERE minute = ?",
         &[Value::Int(minute)],
     )?;
-    let (ranges, total) = match rows.first() {
-        Some(r) => (int(r, 0)?, unpad(text(r, 1)?)?),
-        None => (0, 0),
+    let (ranges, total, largest) = match rows.first() {
+        Some(r) => (
+            int(r, 0)?,
+            unpad(text(r, 1)?)?,
+            opt_text(r, 2)?.map(unpad_u64).transpose()?.unwrap_or(0),
+        ),
+        None => (0, 0, 0),
     };
     sql.exec(
-        "INSERT INTO minutes (minute, ranges, ids) VALUES (?, ?, ?) \
-         ON CONFLICT (minute) DO UPDATE SET ranges = excluded.ranges, ids = excluded.ids",
+        "INSERT INTO minutes (minute, ranges, ids, largest) VALUES (?, ?, ?, ?) \
+         ON CONFLICT (minute) DO UPDATE SET ranges = excluded.ranges, ids = excluded.ids, \
+         largest = excluded.largest",
         &[
             Value::Int(minute),
             Value::Int(ranges.saturating_add(1)),
             pad((total + u128::from(ids)).min(1 << 64)).into(),
+            pad(largest.max(ids).into()).into(),
         ],
     )?;
     Ok(())
@@ -533,6 +546,7 @@ pub fn refusals(sql: &impl Sql) -> Result<Refusals, StoreError> {
         let count = int(&r, 1)?.max(0) as u64;
         match Counted::ALL.into_iter().find(|k| k.as_str() == kind) {
             Some(k) => counts.add_n(k, count),
+            None if Counted::RETIRED.contains(&kind) => {}
             None => {
                 return Err(StoreError(format!(
                     "stored refusal kind {kind:?} is unknown"
@@ -543,7 +557,8 @@ pub fn refusals(sql: &impl Sql) -> Result<Refusals, StoreError> {
     Ok(counts)
 }
 
-/// One minute of grants: its index (ms / 60,000), ranges and IDs.
+/// One minute of grants: its index (ms / 60,000), ranges, IDs and its
+/// largest grant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Minute {
     /// The minute's index since the epoch.
@@ -552,13 +567,15 @@ pub struct Minute {
     pub ranges: i64,
     /// IDs granted in it, exactly.
     pub ids: u128,
+    /// Its largest grant (0 for a minute stored before this was kept).
+    pub largest: u64,
 }
 
 /// The minute buckets from `from` (a minute index, inclusive) on, oldest
 /// first.
 pub fn minutes_since(sql: &impl Sql, from: i64) -> Result<Vec<Minute>, StoreError> {
     sql.exec(
-        "SELECT minute, ranges, ids FROM minutes WHERE minute >= ? ORDER BY minute",
+        "SELECT minute, ranges, ids, largest FROM minutes WHERE minute >= ? ORDER BY minute",
         &[Value::Int(from)],
     )?
     .iter()
@@ -567,6 +584,7 @@ pub fn minutes_since(sql: &impl Sql, from: i64) -> Result<Vec<Minute>, StoreErro
             minute: int(r, 0)?,
             ranges: int(r, 1)?,
             ids: unpad(text(r, 2)?)?,
+            largest: opt_text(r, 3)?.map(unpad_u64).transpose()?.unwrap_or(0),
         })
     })
     .collect()
@@ -633,6 +651,17 @@ pub(crate) mod mem {
                 out.push(cols);
             }
             Ok(out)
+        }
+
+        fn size_bytes(&self) -> Option<u64> {
+            self.0
+                .query_row(
+                    "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )
+                .ok()
+                .and_then(|v| u64::try_from(v).ok())
         }
 
         fn atomically(
@@ -738,30 +767,6 @@ mod tests {
     }
 
     #[test]
-    fn a_grant_at_the_top_round_trips() {
-        let db = MemSql::new();
-        migrate(&db, NAMESPACE_MIGRATIONS).unwrap();
-        let ns = Namespace::new("top").unwrap();
-        let g = Grant {
-            namespace: ns,
-            incarnation: Incarnation::new("A9").unwrap(),
-            request_id: RequestId::new("r1").unwrap(),
-            range: Range::new(u64::MAX - 1, 1 << 64).unwrap(),
-        };
-        let owner = Owner::new("svc");
-        db.exec(INSERT_GRANT, &grant_params(&g, 5, &owner)).unwrap();
-        let rows = db.exec(SELECT_GRANT, &["A9".into(), "r1".into()]).unwrap();
-        assert_eq!(
-            decode_grant(ns, &rows[0]),
-            Ok(GrantRow {
-                grant: g,
-                at: 5,
-                owner: Some(owner)
-            })
-        );
-    }
-
-    #[test]
     fn migrations_bring_an_old_store_up_to_date_once() {
         let db = MemSql::new();
         // A store as the first release wrote it: version 1, no meta table.
@@ -808,7 +813,8 @@ mod tests {
             vec![Minute {
                 minute: 7,
                 ranges: 2,
-                ids: 1 << 64
+                ids: 1 << 64,
+                largest: u64::MAX,
             }],
             "sums stay exact past 2^64 - 1 (capped at 2^64)"
         );

@@ -8,7 +8,10 @@
 //!  "grantRate":{"lastMinute":{"ranges":1,"idsPerSecond":183.3},
 //!               "lastHour":{"ranges":1,"idsPerSecond":3.05}},
 //!  "exhaustion":{"seconds":2.9e12,"at":"..."},
-//!  "fence":{"mark":"31001","skipped":"0","rollbacks":0,"witnessBehind":0}}
+//!  "fence":{"mark":"31001","skipped":"0","rollbacks":0,"witnessBehind":0},
+//!  "refusals":{"exhausted":0,"frozen":0,"conflict":0,"rateLimited":0,"ledgerFull":0,"fenced":0},
+//!  "limits":{"grantsPerSecond":5000,"ledgerRows":32000000,"subLedgerRows":8000000},
+//!  "ledger":{"rows":1,"bytes":57344,"topSubs":[{"sub":"svc-orders","rows":1}]}}
 //! ```
 //!
 //! ID-valued fields are decimal strings; `maxCount` and `rangesGranted` are
@@ -21,11 +24,13 @@
 use rangeid_core::wire::{DecBound, DecU64};
 use serde::Serialize;
 
+use rangeid_core::ledger::Limits;
+
 use crate::refusals::Refusals;
 use crate::store::{Minute, NamespaceRow};
 
 /// A minute, in milliseconds.
-pub const MINUTE_MS: i64 = 60_000;
+pub const MINUTE_MS: i64 = rangeid_core::fence::MINUTE_MS;
 const HOUR_MS: i64 = 3_600_000;
 
 /// The rate over one window.
@@ -73,6 +78,50 @@ pub struct Fence {
     pub witness_behind: u64,
 }
 
+/// The limits on what callers add (see [`rangeid_core::ledger`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LimitsJson {
+    /// New grants per second one caller (token `sub`) may take.
+    pub grants_per_second: u64,
+    /// Rows the whole ledger may hold.
+    pub ledger_rows: u64,
+    /// Rows one caller may hold.
+    pub sub_ledger_rows: u64,
+}
+
+impl From<Limits> for LimitsJson {
+    fn from(l: Limits) -> LimitsJson {
+        LimitsJson {
+            grants_per_second: l.grants_per_second(),
+            ledger_rows: l.ledger_rows(),
+            sub_ledger_rows: l.sub_ledger_rows(),
+        }
+    }
+}
+
+/// One caller's share of the ledger.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SubRows {
+    /// The token `sub` (`null` for grants stored before owners were kept).
+    pub sub: Option<String>,
+    /// Ledger rows it holds.
+    pub rows: u64,
+}
+
+/// What the grant ledger holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerJson {
+    /// Rows (spans of grants) it holds.
+    pub rows: u64,
+    /// The bytes of the namespace object's whole storage, where the
+    /// runtime says.
+    pub bytes: Option<u64>,
+    /// The callers holding the most rows, most first (at most 3).
+    pub top_subs: Vec<SubRows>,
+}
+
 /// The summary of one namespace.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -108,6 +157,10 @@ pub struct Summary {
     /// Refusals this namespace's object decided, by kind, since it was
     /// created (never going back).
     pub refusals: Refusals,
+    /// The limits on what callers add.
+    pub limits: LimitsJson,
+    /// What the grant ledger holds.
+    pub ledger: LedgerJson,
 }
 
 /// The rate over the `span` ms before `now`, from the minute buckets that
@@ -128,8 +181,13 @@ fn window(minutes: &[Minute], now: i64, span: i64, age: i64) -> Rate {
 }
 
 /// Builds the summary of `row` at `now` (ms) from its minute buckets of
-/// the last hour and its refusal counts.
-pub fn summarize(row: &NamespaceRow, minutes: &[Minute], refusals: Refusals, now: i64) -> Summary {
+/// the last hour, its refusal counts, its limits and its ledger.
+pub fn summarize(
+    row: &NamespaceRow,
+    minutes: &[Minute],
+    (refusals, limits, ledger): (Refusals, Limits, LedgerJson),
+    now: i64,
+) -> Summary {
     let s = &row.state;
     let c = s.config();
     let age = now - row.created_at;
@@ -167,6 +225,8 @@ pub fn summarize(row: &NamespaceRow, minutes: &[Minute], refusals: Refusals, now
             witness_behind: row.witness_behinds,
         },
         refusals,
+        limits: limits.into(),
+        ledger,
     }
 }
 
@@ -201,6 +261,14 @@ mod tests {
     use rangeid_core::authority::NamespaceConfig;
     use rangeid_core::Namespace;
 
+    fn empty() -> LedgerJson {
+        LedgerJson {
+            rows: 0,
+            bytes: None,
+            top_subs: Vec::new(),
+        }
+    }
+
     #[test]
     fn rfc3339_known_instants() {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
@@ -225,19 +293,27 @@ mod tests {
                 minute: at(now - 1_800_000),
                 ranges: 2,
                 ids: 900,
+                largest: 450,
             },
             Minute {
                 minute: at(now - 60_000),
                 ranges: 1,
                 ids: 900,
+                largest: 900,
             },
             Minute {
                 minute: at(now),
                 ranges: 1,
                 ids: 1_800,
+                largest: 1_800,
             },
         ];
-        let s = summarize(&row, &minutes, Refusals::default(), now);
+        let s = summarize(
+            &row,
+            &minutes,
+            (Refusals::default(), Limits::DEFAULT, empty()),
+            now,
+        );
         assert_eq!(s.grant_rate.last_minute.ranges, 2);
         assert_eq!(s.grant_rate.last_minute.ids_per_second, 30.0);
         assert_eq!(s.grant_rate.last_hour.ranges, 4);
@@ -258,13 +334,24 @@ mod tests {
         assert!(v["lastGrantAt"].is_string());
         assert_eq!(v["fence"]["mark"], "1");
         assert_eq!(v["fence"]["rollbacks"], 0);
+        assert_eq!(v["limits"]["grantsPerSecond"], 5_000);
+        assert_eq!(v["refusals"]["rateLimited"], 0);
+        assert_eq!(
+            v["ledger"],
+            serde_json::json!({"rows": 0, "bytes": null, "topSubs": []})
+        );
     }
 
     #[test]
     fn no_grants_means_no_estimate() {
         let config = NamespaceConfig::new(None, None, None).unwrap();
         let row = NamespaceRow::create(Namespace::new("idle").unwrap(), config, 5);
-        let s = summarize(&row, &[], Refusals::default(), 10);
+        let s = summarize(
+            &row,
+            &[],
+            (Refusals::default(), Limits::DEFAULT, empty()),
+            10,
+        );
         assert_eq!(s.exhaustion, None);
         assert_eq!(s.last_grant_at, None);
         assert_eq!(s.grant_rate.last_hour.ids_per_second, 0.0);

@@ -124,6 +124,10 @@ impl Sql for DoSql {
         Ok(rows)
     }
 
+    fn size_bytes(&self) -> Option<u64> {
+        Some(self.sql.database_size() as u64)
+    }
+
     fn atomically(
         &self,
         body: &mut dyn FnMut() -> Result<(), StoreError>,
@@ -323,6 +327,8 @@ pub struct Namespace {
     pushed_at: Cell<i64>,
     // Refusals counted since they were last added to storage.
     pending: RefCell<Refusals>,
+    // When the last 429 refusal was logged (ms): a flood gets a line a second.
+    throttle_logged_at: Cell<i64>,
 }
 
 /// The start, and the periodic check: reads the witness's mark and applies
@@ -415,6 +421,7 @@ impl DurableObject for Namespace {
             waiting: Cell::new(0),
             pushed_at: Cell::new(0),
             pending: RefCell::new(Refusals::default()),
+            throttle_logged_at: Cell::new(i64::MIN),
         }
     }
 
@@ -541,7 +548,16 @@ impl Namespace {
                     if let (Some(kind), ObjectRequest::Grant { request, owner }) =
                         (outcome.refused, request)
                     {
-                        worker::console_log!("{}", logline::grant_refused(request, owner, kind));
+                        let now = now_ms();
+                        if logline::refusal_logged(kind, self.throttle_logged_at.get(), now) {
+                            if matches!(kind, Counted::RateLimited | Counted::LedgerFull) {
+                                self.throttle_logged_at.set(now);
+                            }
+                            worker::console_log!(
+                                "{}",
+                                logline::grant_refused(request, owner, kind)
+                            );
+                        }
                         self.count(kind).await;
                     }
                     if let Some(at) = outcome.granted_at {

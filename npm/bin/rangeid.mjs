@@ -259,7 +259,18 @@ function exhaustionText(summary) {
   return `${d.startsWith("over") ? d : `in ${d}`}${e.at ? ` (${e.at})` : ""}`;
 }
 
-const SUMMARY_FIELDS = new Set(["namespace", "state", "first", "next", "max", "remaining", "maxCount", "rangesGranted", "idsGranted", "createdAt", "lastGrantAt", "grantRate", "exhaustion", "fence"]);
+const SUMMARY_FIELDS = new Set(["namespace", "state", "first", "next", "max", "remaining", "maxCount", "rangesGranted", "idsGranted", "createdAt", "lastGrantAt", "grantRate", "exhaustion", "fence", "limits", "ledger"]);
+
+/** A namespace's limits and ledger, on one line each (authorities before them have neither). */
+function limitsPairs(s) {
+  const out = [];
+  if (s.limits) out.push(["limits", `${s.limits.grantsPerSecond} grants/s per sub, ${s.limits.ledgerRows} ledger rows, ${s.limits.subLedgerRows} per sub`]);
+  if (s.ledger) {
+    const top = s.ledger.topSubs.map((t) => `${t.sub ?? "(before subs)"} ${t.rows}`).join(", ");
+    out.push(["ledger", `${s.ledger.rows} rows${s.ledger.bytes === null ? "" : `, ${s.ledger.bytes} bytes of storage`}${top ? `; most: ${top}` : ""}`]);
+  }
+  return out;
+}
 
 function summaryText(s) {
   const window = (w) => `${w.ranges} ranges, ${rate(w.idsPerSecond)} IDs/s`;
@@ -279,6 +290,7 @@ function summaryText(s) {
     ["last hour", window(s.grantRate.lastHour)],
     ["exhaustion", exhaustionText(s)],
     ["fence", `mark ${s.fence.mark}, skipped ${s.fence.skipped}, rollbacks ${s.fence.rollbacks}, witness behind ${s.fence.witnessBehind}`],
+    ...limitsPairs(s),
     // Fields a newer authority adds are shown as they come.
     ...Object.entries(s)
       .filter(([k]) => !SUMMARY_FIELDS.has(k))
@@ -623,6 +635,38 @@ every namespace's floor past every ID in use before letting generators in.`,
     },
   },
 
+  "ns limits": {
+    usage: "rangeid ns limits NAME [--grants-per-second N] [--ledger-rows N] [--sub-ledger-rows N]",
+    about: `Shows a namespace's limits on what callers add and what its grant ledger holds
+(reader), or changes them (admin; audited as limits). Each token sub takes at
+most --grants-per-second new grants a second and holds at most
+--sub-ledger-rows ledger rows; the ledger holds at most --ledger-rows rows.
+Past one, a grant is refused 429 (rate_limited, ledger_full) with Retry-After,
+which generators wait out. "default" puts a limit back to the default; a
+limit not given is kept.`,
+    args: ["NAME"],
+    options: { "grants-per-second": { type: "string" }, "ledger-rows": { type: "string" }, "sub-ledger-rows": { type: "string" } },
+    optionsHelp: `  --grants-per-second N  new grants per second per sub, 1 to 1000000 (default 5000)
+  --ledger-rows N        rows the ledger may hold, 1 to 1000000000 (default 32000000)
+  --sub-ledger-rows N    rows one sub may hold, at most --ledger-rows (default 8000000)`,
+    async run({ values, args, conn }) {
+      const name = needNamespace(args[0]);
+      const fields = [];
+      for (const [flag, key, max] of [["grants-per-second", "grantsPerSecond", 1_000_000], ["ledger-rows", "ledgerRows", 1_000_000_000], ["sub-ledger-rows", "subLedgerRows", 1_000_000_000]]) {
+        const v = values[flag];
+        if (v === undefined) continue;
+        fields.push(`"${key}":${v === "default" ? "null" : needCount(`--${flag}`, v, max)}`);
+      }
+      const res = fields.length
+        ? await call(conn, "POST", `${nsPath(name)}/limits`, { body: `{${fields.join(",")}}` })
+        : await call(conn, "GET", nsPath(name));
+      const body = ok(res);
+      if (values.json) return out(res.text);
+      if (!body.limits) throw new Exit(1, `${conn.base.origin} has no limits (an authority from before them)`);
+      out(pairs([["namespace", body.namespace], ...limitsPairs(body)]));
+    },
+  },
+
   grants: {
     usage: "rangeid grants NAME [--limit N] [--before START]",
     about: "Lists a namespace's retained grants (reader), newest first, with the token sub that took each.",
@@ -662,7 +706,7 @@ every namespace's floor past every ID in use before letting generators in.`,
 
   audit: {
     usage: "rangeid audit NAME [--limit N] [--before ID]",
-    about: "Lists a namespace's audit entries (admin), newest first: create, floor, freeze, unfreeze, export, import, fence_forward, witness_behind.",
+    about: "Lists a namespace's audit entries (admin), newest first: create, floor, freeze, unfreeze, limits, export, import, fence_forward, witness_behind.",
     args: ["NAME"],
     options: { limit: { type: "string" }, before: { type: "string" } },
     optionsHelp: `  --limit N    entries per page, 1 to 1000 (default 100)
@@ -730,7 +774,7 @@ async function stateChange({ values, args, conn }, action) {
 
 // ---------------------------------------------------------------- dispatch
 
-const GROUPS = { ns: ["create", "list", "show", "freeze", "unfreeze", "floor", "export", "import"] };
+const GROUPS = { ns: ["create", "list", "show", "freeze", "unfreeze", "floor", "limits", "export", "import"] };
 // Long names of groups.
 const ALIASES = { namespace: "ns" };
 
@@ -757,6 +801,8 @@ The authority (--url or RANGEID_URL, --token or RANGEID_TOKEN):
   ns floor NAME --to N                                     admin
   ns export NAME --reason TEXT [--out FILE]                admin: freeze, print the document
   ns import FILE [--as NAME]                               admin: create from a document
+  ns limits NAME [--grants-per-second N] [--ledger-rows N] [--sub-ledger-rows N]
+                                             reader; admin to change
   grants NAME [--limit N] [--before START]                 reader
   lookup NAME ID                                           reader
   audit NAME [--limit N] [--before ID]                     admin

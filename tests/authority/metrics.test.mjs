@@ -48,16 +48,20 @@ test('metrics follow the summaries, count refusals, and never go back across a r
     assert.equal((await a.req('POST', '/v1/namespaces', { token: admin, body: { namespace: name, ...extra } })).status, 201);
   }
   const gen = a.token('generator', [ns], { sub: 'svc-a' });
-  const thief = a.token('generator', [ns], { sub: 'svc-b' });
+  const other = a.token('generator', [ns], { sub: 'svc-b' });
   const grant = (token, requestId, count) => a.req('POST', '/v1/ranges', { token, body: { namespace: ns, incarnation: 'm1', requestId, count } });
   assert.equal((await grant(gen, 'r1', 40000)).status, 200);
   assert.equal((await grant(gen, 'r2', 40000)).status, 200);
   // One refusal of each kind the object counts.
   assert.equal((await grant(gen, 'r3', 40000)).status, 409, 'exhausted');
   assert.equal((await grant(gen, 'r1', 5)).status, 409, 'conflict');
-  assert.equal((await grant(thief, 'r1', 40000)).status, 403, 'owner');
+  const limits = await a.req('POST', `/v1/namespaces/${ns}/limits`, { token: admin, body: { grantsPerSecond: 1, subLedgerRows: 1 } });
+  assert.equal(limits.status, 200, limits.text);
+  assert.equal((await grant(gen, 'r4', 1)).status, 429, 'ledger_full: svc-a holds its row (r1 and r2, a span)');
+  assert.equal((await grant(other, 'r1', 1)).status, 200, 'svc-b has its own');
+  assert.equal((await grant(other, 'r2', 1)).status, 429, 'rate_limited: one a second');
   assert.equal((await a.req('POST', `/v1/namespaces/${ns}/freeze`, { token: admin, body: { reason: 'metrics drill' } })).status, 200);
-  assert.equal((await grant(gen, 'r4', 1)).status, 423, 'frozen');
+  assert.equal((await grant(gen, 'r5', 1)).status, 423, 'frozen');
 
   // The registry's copy is at most 2 s behind.
   let m;
@@ -74,10 +78,12 @@ test('metrics follow the summaries, count refusals, and never go back across a r
   assert.equal(v('rangeid_namespace_ids_granted_total'), s.idsGranted);
   assert.equal(v('rangeid_namespace_ranges_granted_total'), String(s.rangesGranted));
   assert.equal(v('rangeid_namespace_frozen'), '1');
-  for (const reason of ['exhausted', 'frozen', 'conflict', 'owner']) {
+  for (const [reason, field] of [['exhausted', 'exhausted'], ['frozen', 'frozen'], ['conflict', 'conflict'], ['rate_limited', 'rateLimited'], ['ledger_full', 'ledgerFull']]) {
     assert.equal(v('rangeid_namespace_refusals_total', `reason=${reason}`), '1', reason);
-    assert.equal(s.refusals[reason], 1, reason);
+    assert.equal(s.refusals[field], 1, reason);
   }
+  assert.equal(v('rangeid_namespace_ledger_rows'), String(s.ledger.rows));
+  assert.equal(v('rangeid_namespace_ledger_budget_rows'), '32000000');
   assert.equal(v('rangeid_namespace_refusals_total', 'reason=fenced'), '0');
   assert.ok(Number(v('rangeid_namespace_grant_rate_ids_per_second', 'window=1m')) > 0);
   assert.ok(m.index.get('rangeid_namespace_next').byNs.has(other), 'every namespace is listed');

@@ -498,6 +498,37 @@ describe("the authority commands", () => {
     assert.equal((await api(["ns", "floor", ns])).code, 2, "--to is required");
   });
 
+  test("ns limits shows and changes a namespace's limits, audited; a grant past them is refused 429", async () => {
+    const ns = uniqueNs("cli-limits");
+    assert.equal((await api(["ns", "create", ns])).code, 0);
+    const shown = await api(["ns", "limits", ns], reader);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /limits +5000 grants\/s per sub, 32000000 ledger rows, 8000000 per sub/);
+    assert.match(shown.stdout, /ledger +0 rows/);
+    const set = await api(["ns", "limits", ns, "--grants-per-second", "1", "--sub-ledger-rows", "2"]);
+    assert.equal(set.code, 0, set.stderr);
+    assert.match(set.stdout, /limits +1 grants\/s per sub, 32000000 ledger rows, 2 per sub/);
+    const gen = await mint(["--role", "generator", "--ns", ns, "--sub", "svc-limits"]);
+    const grant = (requestId) => authority.req("POST", "/v1/ranges", { token: gen, body: { namespace: ns, incarnation: "cli-lim", requestId, count: 10 } });
+    assert.equal((await grant("x1")).status, 200);
+    const limited = await grant("x2");
+    assert.deepEqual([limited.status, limited.body.error.code], [429, "rate_limited"]);
+    assert.ok(Number(limited.headers.get("retry-after")) >= 1);
+    const audit = await api(["audit", ns, "--json"]);
+    const entry = JSON.parse(audit.stdout).audit[0];
+    assert.deepEqual([entry.action, entry.actor, entry.after.grantsPerSecond, entry.before.subLedgerRows], ["limits", "cli-admin", 1, 8000000]);
+    const back = await api(["ns", "limits", ns, "--grants-per-second", "default", "--json"]);
+    assert.equal(JSON.parse(back.stdout).limits.grantsPerSecond, 5000);
+    const above = await api(["ns", "limits", ns, "--ledger-rows", "1"]);
+    assert.equal(above.code, 1, "subLedgerRows 2 would be above ledgerRows 1");
+    assert.match(above.stderr, /invalid_request: subLedgerRows must not be above ledgerRows/);
+    assert.equal((await api(["ns", "limits", ns, "--grants-per-second", "0"])).code, 2);
+    assert.equal((await api(["ns", "limits", ns, "--ledger-rows", "-1"])).code, 2);
+    const byReader = await api(["ns", "limits", ns, "--grants-per-second", "9"], reader);
+    assert.equal(byReader.code, 1);
+    assert.match(byReader.stderr, /forbidden/);
+  });
+
   test("grants, lookup and audit; IDs past 2^53 printed exactly everywhere", async () => {
     const ns = uniqueNs("cli-big");
     const first = "9007199254740990";
@@ -608,7 +639,7 @@ describe("the authority commands", () => {
   test("--help on every command; usage errors exit 2", async () => {
     const main = await cli(["--help"]);
     assert.equal(main.code, 0);
-    const commands = ["keygen", "token", "ns create", "ns list", "ns show", "ns freeze", "ns unfreeze", "ns floor", "grants", "lookup", "audit", "status"];
+    const commands = ["keygen", "token", "ns create", "ns list", "ns show", "ns freeze", "ns unfreeze", "ns floor", "ns limits", "grants", "lookup", "audit", "status"];
     const helps = await Promise.all(commands.map((c) => Promise.all([cli([...c.split(" "), "--help"]), cli(["help", ...c.split(" ")])])));
     for (const [i, c] of commands.entries()) {
       assert.match(main.stdout, new RegExp(`\\b${c}\\b`), `${c} in rangeid --help`);

@@ -88,6 +88,33 @@ test("raising the floor shows the current next, asks first, and appears in the a
   await page.context().close();
 });
 
+test("setting limits checks the form, asks first, appears in the audit log and refuses a grant past them", async () => {
+  const ns = uniqueNs("limits");
+  await createNamespace(stack, ns);
+  const page = await newPage(stack);
+  await signIn(stack, page, stack.admin, `#/ns/${ns}`);
+  assert.equal(await page.getByTestId("limit-rate").textContent(), "5,000");
+  assert.equal(await page.getByLabel("New grants per second, per sub").inputValue(), "5000");
+
+  await page.getByLabel("Ledger rows per sub").fill("40000000");
+  await page.getByRole("button", { name: "Set limits…" }).click();
+  await page.getByText("At most the ledger's rows.").waitFor();
+
+  await page.getByLabel("Ledger rows per sub").fill("8000000");
+  await page.getByLabel("New grants per second, per sub").fill("1");
+  await page.getByRole("button", { name: "Set limits…" }).click();
+  await confirm(page, "Set limits");
+  await page.getByTestId("audit-receipt").getByText("grantsPerSecond: 5000 → 1").waitFor();
+  await page.getByTestId("limit-rate").getByText("1", { exact: true }).waitFor();
+  const audit = (await stack.authority.req("GET", `/v1/namespaces/${ns}/audit`, { token: stack.admin })).body.audit;
+  assert.equal(audit[0].action, "limits");
+  assert.equal((await grant(ns, "first")).status, 200);
+  const limited = await grant(ns, "second");
+  assert.deepEqual([limited.status, limited.body.error.code], [429, "rate_limited"]);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
 test("creating a namespace checks the form, warns past 2^53 - 1, and shows the audit entry", async () => {
   const ns = uniqueNs("created");
   const page = await newPage(stack);
@@ -139,7 +166,7 @@ test("a reader sees no admin controls, and a direct admin call with its token ge
 
   await page.getByRole("link", { name: ns }).click();
   await page.getByRole("heading", { name: "Recent grants" }).waitFor();
-  for (const name of [/Freeze/, /Unfreeze/, /Raise floor/, /Create/]) {
+  for (const name of [/Freeze/, /Unfreeze/, /Raise floor/, /Set limits/, /Create/]) {
     assert.equal(await page.getByRole("button", { name }).count(), 0, `no ${name} button`);
   }
   assert.equal(await page.getByRole("heading", { name: "Admin actions" }).count(), 0);
@@ -149,6 +176,7 @@ test("a reader sees no admin controls, and a direct admin call with its token ge
   for (const [path, body] of [
     [`/v1/namespaces/${ns}/freeze`, { reason: "reader tries" }],
     [`/v1/namespaces/${ns}/floor`, { floor: "100" }],
+    [`/v1/namespaces/${ns}/limits`, { grantsPerSecond: 1 }],
     ["/v1/namespaces", { namespace: uniqueNs("reader-made") }],
   ]) {
     const r = await stack.authority.req("POST", path, { token: reader, body });

@@ -14,18 +14,59 @@ use std::collections::BTreeMap;
 
 use js_sys::Array;
 use rangeid_core::authority::{
-    decide, Decision, NamespaceConfig, NamespaceState, NamespaceStatus, Owner, StoredGrant,
+    decide, Decision, NamespaceConfig, NamespaceState, NamespaceStatus, Owner,
 };
 use rangeid_core::decimal::{parse_u64, Decimal};
+use rangeid_core::ledger::{span_for, LedgerView, Limits, Span, SpanKey, Usage};
 use rangeid_core::reply::{Capacity, GrantReply};
 use rangeid_core::wire::{ErrorReply, HttpAnswer};
 use rangeid_core::{ErrorCode, GrantRequest, Incarnation, Namespace, RequestId};
 use wasm_bindgen::prelude::*;
 
-/// One namespace: its committed state and every grant, by request key.
+/// A span's key, as the authority's index orders it: owner (the token's
+/// `sub`), incarnation, the first request id's number (ids that are not
+/// numbered first), the first request id.
+type SpanKeyRow = (String, Incarnation, Option<u64>, RequestId);
+
+/// One namespace: its committed state and its ledger, kept as the
+/// authority keeps it (core's spans, each caller's usage, the row count).
 struct Space {
     state: NamespaceState,
-    grants: BTreeMap<(Incarnation, RequestId), StoredGrant>,
+    spans: BTreeMap<SpanKeyRow, Span>,
+    usage: BTreeMap<String, Usage>,
+    rows: u64,
+}
+
+impl Space {
+    fn new(state: NamespaceState) -> Space {
+        Space {
+            state,
+            spans: BTreeMap::new(),
+            usage: BTreeMap::new(),
+            rows: 0,
+        }
+    }
+
+    /// What the ledger holds for `request` from `owner`, as the
+    /// authority's queries find it: only the caller's own spans.
+    fn view(&self, request: &GrantRequest, owner: &str) -> LedgerView {
+        let o = owner.to_owned();
+        let i = request.incarnation;
+        let span = match span_for(&request.request_id) {
+            SpanKey::Exact(id) => self.spans.get(&(o.clone(), i, None, id)).copied(),
+            SpanKey::AtOrBelow(m) => {
+                let lo = (o.clone(), i, Some(0), RequestId::numbered(0));
+                let hi = (o.clone(), i, Some(m), RequestId::numbered(m));
+                self.spans.range(lo..=hi).next_back().map(|(_, s)| *s)
+            }
+        };
+        LedgerView {
+            span,
+            caller: self.usage.get(&o).copied().unwrap_or(Usage::NEW),
+            rows: self.rows,
+            limits: Limits::DEFAULT,
+        }
+    }
 }
 
 /// An in-process authority for tests. See the module documentation.
@@ -106,20 +147,17 @@ impl TestAuthority {
         let c = config(first, max, max_count)?;
         self.spaces.insert(
             ns,
-            Space {
-                // No witness in tests: no restore to fence against.
-                state: NamespaceState::create(ns, c).unfenced(),
-                grants: BTreeMap::new(),
-            },
+            // No witness in tests: no restore to fence against.
+            Space::new(NamespaceState::create(ns, c).unfenced()),
         );
         Ok(())
     }
 
-    /// Answers a range request's body from `owner` (the token), as the
-    /// authority does: `[status, retryAfterSeconds or -1, body,
+    /// Answers a range request's body from `owner` (the token's `sub`) at
+    /// `now` (ms since the Unix epoch), as the authority does: `[status, retryAfterSeconds or -1, body,
     /// committed]`, `committed` true when a new grant was stored.
     #[wasm_bindgen(js_name = rangeRequest)]
-    pub fn range_request(&mut self, body: &str, owner: &str) -> Array {
+    pub fn range_request(&mut self, body: &str, owner: &str, now: f64) -> Array {
         let out = |a: HttpAnswer, committed: bool| {
             let r = answer(&a);
             r.push(&JsValue::from_bool(committed));
@@ -143,13 +181,7 @@ impl TestAuthority {
                     if self.later_exhausted {
                         state = state.skip_to(u128::from(c.max()) + 1);
                     }
-                    self.spaces.insert(
-                        ns,
-                        Space {
-                            state,
-                            grants: BTreeMap::new(),
-                        },
-                    );
+                    self.spaces.insert(ns, Space::new(state));
                 }
                 None => {
                     let missing = ErrorReply::new(
@@ -166,7 +198,8 @@ impl TestAuthority {
                 false,
             );
         };
-        let key = (request.incarnation, request.request_id);
+        let view = space.view(&request, owner);
+        let sub = owner;
         let owner = Owner::new(owner);
         let reply = |space: &Space, grant, replayed| GrantReply {
             grant,
@@ -176,10 +209,23 @@ impl TestAuthority {
                 remaining: Some(space.state.remaining()),
             },
         };
-        match decide(&space.state, space.grants.get(&key), &request, &owner) {
-            Ok(Decision::New { grant, state }) => {
+        match decide(&space.state, &view, &request, &owner, now as i64) {
+            Ok(Decision::New {
+                grant,
+                state,
+                record,
+            }) => {
                 space.state = state;
-                space.grants.insert(key, StoredGrant { grant, owner });
+                let span = record.span;
+                let key = (
+                    sub.to_owned(),
+                    *span.incarnation(),
+                    span.first().number(),
+                    *span.first(),
+                );
+                space.spans.insert(key, span);
+                space.usage.insert(sub.to_owned(), record.caller);
+                space.rows = record.rows;
                 out(HttpAnswer::grant(&reply(space, grant, false)), true)
             }
             Ok(Decision::Replay(grant)) => {
@@ -246,20 +292,23 @@ impl TestAuthority {
             .to_owned())
     }
 
-    /// Every grant, oldest key first: `[namespace, incarnation, requestId,
-    /// start, end, owner]`, IDs as decimal strings.
+    /// Every grant, by namespace, owner, incarnation and request id:
+    /// `[namespace, incarnation, requestId, start, end, owner]`, IDs as
+    /// decimal strings.
     pub fn grants(&self) -> Array {
         let all = Array::new();
         for (ns, space) in &self.spaces {
-            for g in space.grants.values() {
-                let row = Array::new();
-                row.push(&ns.as_str().into());
-                row.push(&g.grant.incarnation.as_str().into());
-                row.push(&g.grant.request_id.as_str().into());
-                row.push(&Decimal::new(g.grant.range.start()).as_str().into());
-                row.push(&Decimal::new(g.grant.range.end()).as_str().into());
-                row.push(&g.owner.as_str().into());
-                all.push(&row);
+            for ((sub, ..), span) in &space.spans {
+                for g in (0..span.grants()).filter_map(|i| span.grant(*ns, i)) {
+                    let row = Array::new();
+                    row.push(&ns.as_str().into());
+                    row.push(&g.incarnation.as_str().into());
+                    row.push(&g.request_id.as_str().into());
+                    row.push(&Decimal::new(g.range.start()).as_str().into());
+                    row.push(&Decimal::new(g.range.end()).as_str().into());
+                    row.push(&sub.as_str().into());
+                    all.push(&row);
+                }
             }
         }
         all

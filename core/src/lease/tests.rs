@@ -1,6 +1,7 @@
 use super::*;
 use crate::authority::{decide, Decision, Grant, NamespaceConfig, NamespaceState, Owner};
 use crate::code::ErrorCode;
+use crate::ledger::LedgerView;
 use crate::names::{Incarnation, Namespace, RequestId};
 use crate::reply::{Capacity, GrantReply, Message, Refused, Transient, TransientKind};
 use std::string::ToString;
@@ -916,8 +917,16 @@ fn requests_are_sized_from_the_measured_rate() {
         while let Some(out) = send(&mut l, now) {
             sizes[asked % 64] = out.request.count;
             asked += 1;
-            match decide(&state, None, &out.request, &Owner::new("g")) {
-                Ok(Decision::New { grant, state: next }) => {
+            match decide(
+                &state,
+                &LedgerView::EMPTY,
+                &out.request,
+                &Owner::new("g"),
+                0,
+            ) {
+                Ok(Decision::New {
+                    grant, state: next, ..
+                }) => {
                     state = next;
                     l.handle_reply(out.ticket, &granted(grant, false), now);
                 }
@@ -1148,8 +1157,14 @@ impl Bench {
     /// Answers every request at once, as the authority would.
     fn serve(&mut self, now: u64) {
         while let Some(out) = send(&mut self.lease, now) {
-            let reply = match decide(&self.state, None, &out.request, &Owner::new("g")) {
-                Ok(Decision::New { grant, state }) => {
+            let reply = match decide(
+                &self.state,
+                &LedgerView::EMPTY,
+                &out.request,
+                &Owner::new("g"),
+                0,
+            ) {
+                Ok(Decision::New { grant, state, .. }) => {
                     self.state = state;
                     self.granted.push(grant.range);
                     Reply::Grant(GrantReply {

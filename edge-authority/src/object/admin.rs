@@ -1,14 +1,16 @@
 //! Admin actions on a namespace: creation (idempotent for the same
-//! configuration), floors and freezes. Each writes its audit entry
+//! configuration), floors, freezes and the limits on what callers add. Each writes its audit entry
 //! `{at, actor, action, before, after, reason}` in the same transaction as
 //! the change: no change without its entry, no entry without its change.
 
 use rangeid_core::authority::{FloorError, NamespaceConfig, NamespaceStatus};
+use rangeid_core::ledger::Limits;
 use rangeid_core::wire::{DecBound, DecU64};
 use rangeid_core::{ErrorCode, Namespace};
 use serde_json::{json, Value as Json};
 
-use super::{load, load_any, summary_of, unavailable};
+use super::{load, load_any, spans, summary_of, unavailable};
+use crate::api::LimitsChange;
 use crate::response::{ApiError, HttpReply};
 use crate::store::{NamespaceRow, Sql, StoreError, Value, INSERT_NAMESPACE, UPDATE_NAMESPACE};
 
@@ -190,6 +192,51 @@ pub fn set_frozen(
         reason: Some(reason),
     };
     commit_change(sql, now, actor, &row, &after, &change)
+}
+
+fn limits_json(l: &Limits) -> Json {
+    json!({
+        "grantsPerSecond": l.grants_per_second(),
+        "ledgerRows": l.ledger_rows(),
+        "subLedgerRows": l.sub_ledger_rows(),
+    })
+}
+
+/// Changes the limits on what callers add, audited (`limits`, before and
+/// after: the limits in effect). The change must leave `subLedgerRows`
+/// within `ledgerRows`; lowering a budget below what is held refuses new
+/// rows until enough age out, and never deletes any.
+pub fn set_limits(
+    sql: &impl Sql,
+    ns: &Namespace,
+    change: LimitsChange,
+    actor: &str,
+    now: i64,
+) -> Result<HttpReply, ApiError> {
+    let row = load(sql, ns)?;
+    let stored = spans::set_limits_of(sql).map_err(unavailable)?;
+    let (_, before) = spans::budget(sql).map_err(unavailable)?;
+    let set = [
+        change.grants_per_second.apply(stored[0]),
+        change.ledger_rows.apply(stored[1]),
+        change.sub_ledger_rows.apply(stored[2]),
+    ];
+    let after =
+        Limits::new(set[0], set[1], set[2]).map_err(|e| ApiError::invalid(e.to_string()))?;
+    sql.atomically(&mut || {
+        spans::set_limits(sql, set[0], set[1], set[2])?;
+        audit(
+            sql,
+            now,
+            actor,
+            "limits",
+            Some(limits_json(&before)),
+            Some(limits_json(&after)),
+            None,
+        )
+    })
+    .map_err(unavailable)?;
+    summary_of(sql, &row, now).map(|s| HttpReply::json(200, &s))
 }
 
 /// An admin change's audit entry: what was done, the state before and after.

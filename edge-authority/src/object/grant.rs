@@ -4,18 +4,17 @@
 //! core's ([`rangeid_core::decide`], [`rangeid_core::fence`]); this stores
 //! it.
 
-use rangeid_core::authority::{Owner, StoredGrant};
+use rangeid_core::authority::Owner;
 use rangeid_core::fence::{self, Phase, Witnessed};
+use rangeid_core::ledger::{LedgerView, Record};
 use rangeid_core::reply::Capacity;
 use rangeid_core::wire::{DecBound, GrantReply, HttpAnswer};
 use rangeid_core::{decide, Decision, Grant, GrantRequest, NamespaceState};
 use serde_json::json;
 
-use super::{admin, load, load_any, unavailable, Outcome, Step};
+use super::{admin, load, load_any, spans, unavailable, Outcome, Step};
 use crate::refusals::Counted;
-use crate::store::{
-    self, decode_grant, grant_params, NamespaceRow, Sql, StoreError, INSERT_GRANT, SELECT_GRANT,
-};
+use crate::store::{self, NamespaceRow, Sql, StoreError};
 use crate::summary::MINUTE_MS;
 
 /// Decides a range request from `owner` and commits what was decided.
@@ -27,11 +26,11 @@ pub fn grant(sql: &impl Sql, request: &GrantRequest, owner: &str, waiting: u64, 
         Ok(row) => row,
         Err(e) => return Step::Reply(e.into()),
     };
-    let stored = match stored_grant(sql, &row, request, &owner) {
-        Ok(s) => s,
+    let view = match spans::view(sql, request, &owner) {
+        Ok(v) => v,
         Err(e) => return Step::Reply(unavailable(e).into()),
     };
-    match decide(&row.state, stored.as_ref(), request, &owner) {
+    match decide(&row.state, &view, request, &owner, now) {
         Err(r) => Step::Reply(Outcome {
             reply: HttpAnswer::refusal(&r).into(),
             granted_at: None,
@@ -46,37 +45,12 @@ pub fn grant(sql: &impl Sql, request: &GrantRequest, owner: &str, waiting: u64, 
                 Err(e) => Step::Reply(unavailable(e).into()),
             }
         }
-        Ok(Decision::New { grant, state }) => {
-            Step::Reply(commit_grant(sql, &row, grant, state, &owner, now))
-        }
+        Ok(Decision::New {
+            grant,
+            state,
+            record,
+        }) => Step::Reply(commit_grant(sql, &row, grant, state, (&view, &record), now)),
     }
-}
-
-/// The grant stored under the request's key, with its owner. A grant kept
-/// from before owners were recorded (schema v1) belongs to whoever asks
-/// with its key, as it did then, so a retry across the upgrade still
-/// replays.
-fn stored_grant(
-    sql: &impl Sql,
-    row: &NamespaceRow,
-    request: &GrantRequest,
-    caller: &Owner,
-) -> Result<Option<StoredGrant>, StoreError> {
-    let rows = sql.exec(
-        SELECT_GRANT,
-        &[
-            request.incarnation.as_str().into(),
-            request.request_id.as_str().into(),
-        ],
-    )?;
-    let Some(r) = rows.first() else {
-        return Ok(None);
-    };
-    let g = decode_grant(*row.state.name(), r)?;
-    Ok(Some(StoredGrant {
-        grant: g.grant,
-        owner: g.owner.unwrap_or(*caller),
-    }))
 }
 
 fn answer(grant: Grant, replayed: bool, state: &NamespaceState, at: Option<i64>) -> Outcome {
@@ -106,7 +80,7 @@ fn commit_grant(
     row: &NamespaceRow,
     grant: Grant,
     state: NamespaceState,
-    owner: &Owner,
+    (view, record): (&LedgerView, &Record),
     now: i64,
 ) -> Outcome {
     let count = grant.range.count();
@@ -118,13 +92,14 @@ fn commit_grant(
         largest_grant: row.largest_grant.max(count),
         ..*row
     };
-    // One transaction: the boundary advance, the grant row and its minute
-    // bucket commit together or not at all. The boundary still goes first,
-    // so a store that lost a later statement alone would leave a gap, never
-    // an overlap.
+    // One transaction: the boundary advance, the ledger record (a new span
+    // row or the caller's span extended, its usage) and the minute bucket
+    // commit together or not at all. The boundary still goes first, so a
+    // store that lost a later statement alone would leave a gap, never an
+    // overlap.
     let written = sql.atomically(&mut || {
         admin::update(sql, row, &advanced)?;
-        sql.exec(INSERT_GRANT, &grant_params(&grant, now, owner))?;
+        spans::write(sql, view, record)?;
         store::add_to_minute(sql, now.div_euclid(MINUTE_MS), count)
     });
     match written {
@@ -133,9 +108,11 @@ fn commit_grant(
     }
 }
 
-/// How far ahead of a grant of `count` to raise the mark: a minute of
-/// grants at the last minute's rate, at least twice the largest grant,
-/// bounded by a share of what remains.
+/// How far ahead of a grant of `count` to raise the mark, as core sizes it
+/// from the minute buckets of the last 60 s ([`fence::recent_chunk`]): a
+/// minute of grants, at least twice the largest recent grant, bounded by a
+/// share of what remains. The largest grant decays with its minute, so a
+/// start skips at most a chunk of recent grants.
 fn chunk_for(
     sql: &impl Sql,
     row: &NamespaceRow,
@@ -143,11 +120,17 @@ fn chunk_for(
     waiting: u64,
     now: i64,
 ) -> Result<u64, StoreError> {
-    let from = (now - MINUTE_MS).div_euclid(MINUTE_MS);
-    let last_minute: u128 = store::minutes_since(sql, from)?.iter().map(|m| m.ids).sum();
-    Ok(fence::chunk(
-        last_minute,
-        row.largest_grant,
+    let minutes: Vec<fence::Minute> = store::minutes_since(sql, fence::recent_from(now))?
+        .iter()
+        .map(|m| fence::Minute {
+            minute: m.minute,
+            ids: m.ids,
+            largest: m.largest,
+        })
+        .collect();
+    Ok(fence::recent_chunk(
+        &minutes,
+        now,
         count,
         waiting,
         row.state.remaining(),
@@ -256,13 +239,13 @@ pub fn witnessed(
 }
 
 /// The mark to raise the witness to ahead of need, if the fence is near:
-/// less than half a chunk (sized for a grant as large as the largest) is
-/// left below it.
+/// less than half a chunk (sized for a grant as large as the last minute's
+/// largest) is left below it.
 pub fn refill_target(sql: &impl Sql, now: i64) -> Result<Option<u128>, StoreError> {
     let Some(row) = load_any(sql)? else {
         return Ok(None);
     };
-    let count = row.largest_grant.max(1);
-    let chunk = chunk_for(sql, &row, count, 0, now)?;
+    // The recent largest grant is chunk_for's to find.
+    let chunk = chunk_for(sql, &row, 1, 0, now)?;
     Ok(fence::ahead(&row.state, chunk))
 }

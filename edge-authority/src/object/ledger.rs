@@ -7,12 +7,12 @@ use rangeid_core::{ErrorCode, Namespace};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 
+use rangeid_core::ledger::Span;
+
+use super::spans::{self, SPAN_COLUMNS};
 use super::{load, unavailable};
 use crate::response::{ApiError, HttpReply};
-use crate::store::{
-    self, decode_grant, int, opt_int, opt_text, text, GrantRow, Sql, StoreError, Value,
-    GRANT_COLUMNS,
-};
+use crate::store::{self, int, opt_int, opt_text, text, Sql, StoreError, Value};
 use crate::summary::{rfc3339, MINUTE_MS};
 
 /// How long minute buckets are kept: a day.
@@ -55,16 +55,33 @@ impl Window {
     }
 }
 
-fn grant_json(g: &GrantRow) -> Json {
-    json!({
-        "start": DecU64(g.grant.range.start()),
-        "end": DecBound(g.grant.range.end()),
-        "count": g.grant.range.count(),
-        "incarnation": g.grant.incarnation,
-        "requestId": g.grant.request_id,
-        "sub": g.owner.map(|o| o.as_str().to_owned()),
-        "at": rfc3339(g.at),
-    })
+/// A retained grant as listings and lookups show it: grant `i` of `span`.
+/// `at` is when it was committed; for a grant kept in a span of several,
+/// `span` says so: it was committed between `at` (the span's first grant)
+/// and `span.lastAt`, at most a minute apart. `sub` is `null` for a grant
+/// stored before owners were kept.
+fn grant_json(ns: Namespace, span: &Span, i: u64) -> Result<Json, StoreError> {
+    let g = span
+        .grant(ns, i)
+        .ok_or_else(|| StoreError(format!("no grant {i} in a span of {}", span.grants())))?;
+    let owner = span.owner().as_str();
+    let mut j = json!({
+        "start": DecU64(g.range.start()),
+        "end": DecBound(g.range.end()),
+        "count": g.range.count(),
+        "incarnation": g.incarnation,
+        "requestId": g.request_id,
+        "sub": (!owner.is_empty()).then_some(owner),
+        "at": rfc3339(span.first_at()),
+    });
+    if span.grants() > 1 {
+        j["span"] = json!({
+            "firstRequestId": span.first(),
+            "grants": span.grants(),
+            "lastAt": rfc3339(span.last_at()),
+        });
+    }
+    Ok(j)
 }
 
 fn page_reply(key: &str, items: Vec<Json>, limit: u32, cursor: Option<String>) -> HttpReply {
@@ -79,7 +96,8 @@ fn page_reply(key: &str, items: Vec<Json>, limit: u32, cursor: Option<String>) -
     HttpReply::json(200, &body)
 }
 
-/// Retained grants starting below `before`, newest (highest) first.
+/// Retained grants starting below `before`, newest (highest) first; the
+/// grants of a span one by one, each derived exactly.
 pub fn list_grants(
     sql: &impl Sql,
     ns: &Namespace,
@@ -87,27 +105,32 @@ pub fn list_grants(
     before: Option<u128>,
 ) -> Result<HttpReply, ApiError> {
     load(sql, ns)?;
-    let before = store::pad(before.unwrap_or(1 << 64).min(1 << 64));
+    let before = before.unwrap_or(1 << 64).min(1 << 64);
+    // Each span starting below `before` holds at least one grant that does.
     let rows = sql
         .exec(
             &format!(
-                "SELECT {GRANT_COLUMNS} FROM grants WHERE start < ? ORDER BY start DESC LIMIT ?"
+                "SELECT {SPAN_COLUMNS} FROM grants WHERE start < ? ORDER BY start DESC LIMIT ?"
             ),
-            &[before.into(), Value::Int(limit.into())],
+            &[store::pad(before).into(), Value::Int(limit.into())],
         )
         .map_err(unavailable)?;
-    let grants = rows
-        .iter()
-        .map(|r| decode_grant(*ns, r))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(unavailable)?;
-    let cursor = grants.last().map(|g| g.grant.range.start().to_string());
-    Ok(page_reply(
-        "grants",
-        grants.iter().map(grant_json).collect(),
-        limit,
-        cursor,
-    ))
+    let mut grants = Vec::new();
+    let mut cursor = None;
+    'spans: for r in &rows {
+        let span = spans::decode(r).map_err(unavailable)?;
+        let Some(last) = span.last_index_below(before) else {
+            continue;
+        };
+        for i in (0..=last).rev() {
+            if grants.len() == limit as usize {
+                break 'spans;
+            }
+            grants.push(grant_json(*ns, &span, i).map_err(unavailable)?);
+            cursor = span.range(i).map(|r| r.start().to_string());
+        }
+    }
+    Ok(page_reply("grants", grants, limit, cursor))
 }
 
 /// The retained grant holding `id`, or `404 grant_not_found`.
@@ -116,24 +139,24 @@ pub fn lookup(sql: &impl Sql, ns: &Namespace, id: u64) -> Result<HttpReply, ApiE
     let rows = sql
         .exec(
             &format!(
-                "SELECT {GRANT_COLUMNS} FROM grants WHERE start <= ? ORDER BY start DESC LIMIT 1"
+                "SELECT {SPAN_COLUMNS} FROM grants WHERE start <= ? ORDER BY start DESC LIMIT 1"
             ),
             &[store::pad(id.into()).into()],
         )
         .map_err(unavailable)?;
-    let found = rows
+    let span = rows
         .first()
-        .map(|r| decode_grant(*ns, r))
+        .map(|r| spans::decode(r))
         .transpose()
-        .map_err(unavailable)?
-        .filter(|g| g.grant.range.contains(id));
-    let Some(g) = found else {
+        .map_err(unavailable)?;
+    let found = span.and_then(|s| Some((s, s.index_holding(id)?)));
+    let Some((span, i)) = found else {
         return Err(ApiError::new(
             ErrorCode::GrantNotFound,
             format!("no retained grant of {ns:?} contains {id}"),
         ));
     };
-    let mut body = grant_json(&g);
+    let mut body = grant_json(*ns, &span, i).map_err(unavailable)?;
     body["namespace"] = json!(ns);
     body["id"] = json!(DecU64(id));
     Ok(HttpReply::json(200, &body))
@@ -224,22 +247,24 @@ pub fn rates(
     ))
 }
 
-/// Deletes grants committed before `now - retention_ms` and minute buckets
-/// older than a day. Returns when the next pruning is due (the oldest
-/// remaining grant's `at + retention_ms`), or `None` with no grant left.
+/// Deletes spans whose last grant was committed before
+/// `now - retention_ms` (at most [`spans::PRUNE_BATCH`] at a time, keeping
+/// the row counts exact) and minute buckets older than a day. Returns when
+/// the next pruning is due (the oldest remaining span's last commit plus
+/// `retention_ms`, or a second from now while more are due), or `None`
+/// with no grant left.
 ///
 /// A replay whose grant was pruned is answered as a new request: it gets a
-/// fresh range and the old one stays unused (a gap, never a repeat).
+/// fresh range and the old one stays unused (a gap, never a repeat). A
+/// span is kept as long as its last grant is within the retention, so
+/// every grant is kept at least that long, and at most a minute longer.
 pub fn prune(sql: &impl Sql, now: i64, retention_ms: i64) -> Result<Option<i64>, StoreError> {
-    sql.exec(
-        "DELETE FROM grants WHERE at < ?",
-        &[Value::Int(now - retention_ms)],
-    )?;
+    spans::prune(sql, now - retention_ms, now)?;
     sql.exec(
         "DELETE FROM minutes WHERE minute < ?",
         &[Value::Int((now - RATES_KEPT_MS).div_euclid(MINUTE_MS))],
     )?;
-    let rows = sql.exec("SELECT MIN(at) FROM grants", &[])?;
+    let rows = sql.exec("SELECT MIN(last_at) FROM grants", &[])?;
     let oldest = match rows.first() {
         Some(r) => opt_int(r, 0)?,
         None => None,

@@ -16,10 +16,12 @@
 //! write commits nothing and answers `503 unavailable`.
 //!
 //! - [`grant`]: grants, and the fence's start, record and refill.
-//! - [`admin`]: creation, floors, freezes and their audit entries.
+//! - [`admin`]: creation, floors, freezes, limits and their audit entries.
 //! - [`transfer`]: moving a namespace to another authority: the export
 //!   (frozen in the same commit) and the import.
 //! - [`ledger`]: retained grants, lookups, the audit log, rates, pruning.
+//! - [`spans`]: the ledger's rows (spans of grants), each caller's usage,
+//!   the limits: what a grant decision reads and writes.
 //! - [`witness`]: the fence object: one mark that only rises.
 //! - [`registry`]: the list of namespaces.
 //! - [`schedule`]: when the alarm is due and what it does: pushes,
@@ -29,16 +31,18 @@ use rangeid_core::wire::{DecBound, DecU64};
 use rangeid_core::{GrantRequest, Namespace};
 use serde::{Deserialize, Serialize};
 
+use crate::api::LimitsChange;
 use crate::refusals::Counted;
 use crate::response::{ApiError, HttpReply};
 use crate::store::{self, NamespaceRow, Sql, StoreError, SELECT_NAMESPACE};
-use crate::summary::{summarize, Summary, MINUTE_MS};
+use crate::summary::{summarize, LedgerJson, SubRows, Summary, MINUTE_MS};
 
 pub mod admin;
 pub mod grant;
 pub mod ledger;
 pub mod registry;
 pub mod schedule;
+pub mod spans;
 pub mod transfer;
 pub mod witness;
 
@@ -144,6 +148,15 @@ pub enum ObjectRequest {
         /// The token's `sub`.
         actor: String,
     },
+    /// Change the limits on what callers add.
+    SetLimits {
+        /// The namespace.
+        namespace: Namespace,
+        /// What to change.
+        change: LimitsChange,
+        /// The token's `sub`.
+        actor: String,
+    },
     /// List audit entries, newest first.
     Audit {
         /// The namespace.
@@ -182,6 +195,7 @@ impl ObjectRequest {
             | ObjectRequest::SetFrozen { namespace, .. }
             | ObjectRequest::Export { namespace, .. }
             | ObjectRequest::Import { namespace, .. }
+            | ObjectRequest::SetLimits { namespace, .. }
             | ObjectRequest::Audit { namespace, .. } => namespace,
         }
     }
@@ -271,7 +285,21 @@ pub(crate) fn summary_of(
     let from = (now - 3_600_000).div_euclid(MINUTE_MS);
     let minutes = store::minutes_since(sql, from).map_err(unavailable)?;
     let refusals = store::refusals(sql).map_err(unavailable)?;
-    Ok(summarize(row, &minutes, refusals, now))
+    let (rows, limits) = spans::budget(sql).map_err(unavailable)?;
+    let top_subs = spans::top_subs(sql, 3)
+        .map_err(unavailable)?
+        .into_iter()
+        .map(|(sub, rows)| SubRows {
+            sub: (!sub.is_empty()).then_some(sub),
+            rows,
+        })
+        .collect();
+    let ledger = LedgerJson {
+        rows,
+        bytes: sql.size_bytes(),
+        top_subs,
+    };
+    Ok(summarize(row, &minutes, (refusals, limits, ledger), now))
 }
 
 /// Handles one request for the namespace object at `now` (ms). `waiting`
@@ -324,6 +352,11 @@ pub fn handle(sql: &impl Sql, request: &ObjectRequest, waiting: u64, now: i64) -
             document,
             actor,
         } => transfer::import(sql, namespace, document, actor, now),
+        ObjectRequest::SetLimits {
+            namespace,
+            change,
+            actor,
+        } => admin::set_limits(sql, namespace, *change, actor, now),
         ObjectRequest::Audit {
             namespace,
             limit,
@@ -336,5 +369,7 @@ pub fn handle(sql: &impl Sql, request: &ObjectRequest, waiting: u64, now: i64) -
     })
 }
 
+#[cfg(test)]
+mod ledger_tests;
 #[cfg(test)]
 mod tests;

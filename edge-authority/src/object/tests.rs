@@ -15,7 +15,7 @@ thread_local! {
 
 /// Runs a request as the Worker's driver does: a fence raise goes to the
 /// witness, the acknowledged mark is recorded, and the request handled again.
-fn run(db: &impl Sql, r: &ObjectRequest, now: i64) -> Outcome {
+pub(super) fn run(db: &impl Sql, r: &ObjectRequest, now: i64) -> Outcome {
     for _ in 0..8 {
         match handle(db, r, 0, now) {
             Step::Reply(o) => return o,
@@ -30,7 +30,7 @@ fn run(db: &impl Sql, r: &ObjectRequest, now: i64) -> Outcome {
 
 /// A raise as the driver makes it: the mark asked for is recorded, the
 /// witness raises, and its answer is applied.
-fn raise(db: &impl Sql, target: u128) -> grant::Heard {
+pub(super) fn raise(db: &impl Sql, target: u128) -> grant::Heard {
     let sent_at = grant::record_asked(db, target).unwrap().unwrap();
     let answer = WITNESS.with(|w| {
         let was = w.get();
@@ -47,7 +47,7 @@ fn raise(db: &impl Sql, target: u128) -> grant::Heard {
 
 /// A start (or check-in) as the driver makes it: the witness is read and
 /// its mark applied; a witness below the fence is raised back first.
-fn check(db: &impl Sql, now: i64) -> grant::Heard {
+pub(super) fn check(db: &impl Sql, now: i64) -> grant::Heard {
     let sent_at = load_any(db).unwrap().unwrap().state.fence();
     let got = Witnessed::read(WITNESS.with(Cell::get));
     let heard = grant::witnessed(db, sent_at, got, Phase::Starting, now)
@@ -59,19 +59,19 @@ fn check(db: &impl Sql, now: i64) -> grant::Heard {
     }
 }
 
-const T0: i64 = 1_800_000_000_000;
+pub(super) const T0: i64 = 1_800_000_000_000;
 
-fn ns(s: &str) -> Namespace {
+pub(super) fn ns(s: &str) -> Namespace {
     Namespace::new(s).unwrap()
 }
 
-fn db() -> MemSql {
+pub(super) fn db() -> MemSql {
     let db = MemSql::new();
     migrate(&db, NAMESPACE_MIGRATIONS).unwrap();
     db
 }
 
-fn create_req(name: &str, first: u64, max: u64, max_count: u64) -> ObjectRequest {
+pub(super) fn create_req(name: &str, first: u64, max: u64, max_count: u64) -> ObjectRequest {
     ObjectRequest::Create {
         namespace: ns(name),
         first: DecU64(first),
@@ -81,11 +81,11 @@ fn create_req(name: &str, first: u64, max: u64, max_count: u64) -> ObjectRequest
     }
 }
 
-fn grant_req(name: &str, inc: &str, id: &str, count: u64) -> ObjectRequest {
+pub(super) fn grant_req(name: &str, inc: &str, id: &str, count: u64) -> ObjectRequest {
     grant_as("svc", name, inc, id, count)
 }
 
-fn grant_as(owner: &str, name: &str, inc: &str, id: &str, count: u64) -> ObjectRequest {
+pub(super) fn grant_as(owner: &str, name: &str, inc: &str, id: &str, count: u64) -> ObjectRequest {
     ObjectRequest::Grant {
         request: GrantRequest {
             namespace: ns(name),
@@ -97,11 +97,11 @@ fn grant_as(owner: &str, name: &str, inc: &str, id: &str, count: u64) -> ObjectR
     }
 }
 
-fn body(o: &Outcome) -> Json {
+pub(super) fn body(o: &Outcome) -> Json {
     serde_json::from_str(&o.reply.body).unwrap()
 }
 
-fn call(db: &MemSql, r: ObjectRequest) -> (u16, Json) {
+pub(super) fn call(db: &MemSql, r: ObjectRequest) -> (u16, Json) {
     // Every request crosses the wire as JSON.
     let wire = serde_json::to_string(&r).unwrap();
     let back: ObjectRequest = serde_json::from_str(&wire).unwrap();
@@ -110,7 +110,7 @@ fn call(db: &MemSql, r: ObjectRequest) -> (u16, Json) {
     (o.reply.status, body(&o))
 }
 
-fn code(v: &Json) -> &str {
+pub(super) fn code(v: &Json) -> &str {
     v["error"]["code"].as_str().unwrap_or("")
 }
 
@@ -444,21 +444,36 @@ fn registry_lists_pages_in_order_and_keeps_the_newest_summary() {
 }
 
 #[test]
-fn a_replay_is_answered_only_to_its_owner() {
+fn a_request_is_its_sub_incarnation_and_request_id() {
     let db = db();
     call(&db, create_req("own", 1, 1000, 100));
     let (s, mine) = call(&db, grant_as("svc-a", "own", "inc", "r1", 5));
     assert_eq!(s, 200);
-    // Another generator token pre-claims or replays the same key: refused,
-    // and nothing of the range is shown.
+    // Another generator token posts the same body: its own request, with
+    // its own range; nothing of the first one's range is shown.
     let (s, theirs) = call(&db, grant_as("svc-b", "own", "inc", "r1", 5));
-    assert_eq!((s, code(&theirs)), (403, "request_owner_mismatch"));
-    assert!(theirs.get("start").is_none() && !theirs.to_string().contains("\"1\""));
-    let (s, again) = call(&db, grant_as("svc-a", "own", "inc", "r1", 5));
-    assert_eq!(
-        (s, again["start"].clone(), again["replayed"].clone()),
-        (200, mine["start"].clone(), Json::Bool(true))
-    );
+    assert_eq!((s, theirs["replayed"].clone()), (200, Json::Bool(false)));
+    assert_eq!(range_of(&theirs), (6, 11));
+    // It pre-claims svc-a's next request with another count: svc-a is not
+    // blocked, and gets a range of its own.
+    let (s, _) = call(&db, grant_as("svc-b", "own", "inc", "r2", 7));
+    assert_eq!(s, 200);
+    let (s, next) = call(&db, grant_as("svc-a", "own", "inc", "r2", 5));
+    assert_eq!((s, next["replayed"].clone()), (200, Json::Bool(false)));
+    // Each replay answers its own caller's range.
+    for (sub, id, want) in [
+        ("svc-a", "r1", &mine),
+        ("svc-b", "r1", &theirs),
+        ("svc-a", "r2", &next),
+    ] {
+        let count = if sub == "svc-b" && id == "r2" { 7 } else { 5 };
+        let (s, again) = call(&db, grant_as(sub, "own", "inc", id, count));
+        assert_eq!(
+            (s, range_of(&again), again["replayed"].clone()),
+            (200, range_of(want), Json::Bool(true)),
+            "{sub} {id}"
+        );
+    }
     let (_, listed) = call(
         &db,
         ObjectRequest::Grants {
@@ -467,7 +482,13 @@ fn a_replay_is_answered_only_to_its_owner() {
             before: None,
         },
     );
-    assert_eq!(listed["grants"][0]["sub"], "svc-a");
+    let subs: Vec<&str> = listed["grants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["sub"].as_str().unwrap())
+        .collect();
+    assert_eq!(subs, ["svc-a", "svc-b", "svc-b", "svc-a"]);
 }
 
 #[test]
@@ -494,34 +515,32 @@ fn creation_is_idempotent_for_the_same_configuration() {
     );
 }
 
-/// The namespace row's columns and every grant row, as a backup holds them.
-fn snapshot(db: &MemSql) -> (Vec<Value>, Vec<Vec<Value>>) {
-    let row = db.exec("SELECT * FROM namespace", &[]).unwrap().remove(0);
-    let grants = db.exec("SELECT * FROM grants", &[]).unwrap();
-    (row, grants)
+/// Every row of the namespace object's tables, as a backup holds them.
+type Backup = Vec<(&'static str, Vec<Vec<Value>>)>;
+
+const TABLES: [&str; 5] = ["namespace", "grants", "subs", "budget", "minutes"];
+
+pub(super) fn snapshot(db: &MemSql) -> Backup {
+    TABLES
+        .iter()
+        .map(|t| (*t, db.exec(&format!("SELECT * FROM {t}"), &[]).unwrap()))
+        .collect()
 }
 
 /// Puts the namespace object's storage back to `copy` (the witness, which
 /// is another object, is untouched).
-fn restore(db: &MemSql, (row, grants): &(Vec<Value>, Vec<Vec<Value>>)) {
-    db.exec("DELETE FROM namespace", &[]).unwrap();
-    db.exec("DELETE FROM grants", &[]).unwrap();
-    let marks = |n: usize| vec!["?"; n].join(", ");
-    db.exec(
-        &format!("INSERT INTO namespace VALUES ({})", marks(row.len())),
-        row,
-    )
-    .unwrap();
-    for g in grants {
-        db.exec(
-            &format!("INSERT INTO grants VALUES ({})", marks(g.len())),
-            g,
-        )
-        .unwrap();
+pub(super) fn restore(db: &MemSql, copy: &Backup) {
+    for (table, rows) in copy {
+        db.exec(&format!("DELETE FROM {table}"), &[]).unwrap();
+        for r in rows {
+            let marks = vec!["?"; r.len()].join(", ");
+            db.exec(&format!("INSERT INTO {table} VALUES ({marks})"), r)
+                .unwrap();
+        }
     }
 }
 
-fn range_of(v: &Json) -> (u128, u128) {
+pub(super) fn range_of(v: &Json) -> (u128, u128) {
     let n = |k: &str| v[k].as_str().unwrap().parse::<u128>().unwrap();
     (n("start"), n("end"))
 }
@@ -747,9 +766,9 @@ fn rates_are_per_minute_and_exact() {
 }
 
 /// A store whose statements starting with `fail_on` fail.
-struct Failing<'a> {
-    inner: &'a MemSql,
-    fail_on: &'static str,
+pub(super) struct Failing<'a> {
+    pub(super) inner: &'a MemSql,
+    pub(super) fail_on: &'static str,
 }
 
 impl Sql for Failing<'_> {

@@ -100,7 +100,7 @@ export function makeCreateTestAuthority(load) {
         return respond([status, faults.retryAfter ?? retryAfter, body]);
       }
       const body = await request.text();
-      const answer = wasm.rangeRequest(body, ownerOf(token));
+      const answer = wasm.rangeRequest(body, ownerOf(token), Date.now());
       if (faults.lost > 0) {
         // Decided and committed, but the reply never arrives.
         faults.lost--;

@@ -13,13 +13,20 @@
 //! applies every answer of its witness as core decides
 //! (`rangeid_core::fence::observe`): it skips to a mark above its own, and
 //! raises a witness found below its fence back before granting.
+//!
+//! The store keeps the grant ledger the authority's way: spans found by
+//! core's `span_for` among the caller's own (a request is its owner,
+//! incarnation and request id), written as core records, with each
+//! caller's usage and the namespace's limits; a restore takes it back
+//! with everything else.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use rangeid_core::authority::{
-    decide, Decision, Grant, GrantRequest, NamespaceState, Owner, Refusal, StoredGrant,
+    decide, Decision, Grant, GrantRequest, NamespaceState, Owner, Refusal,
 };
 use rangeid_core::fence::{self, Phase, Witnessed};
+use rangeid_core::ledger::{span_for, LedgerView, Limits, Record, Span, SpanKey, Usage};
 use rangeid_core::{Incarnation, RequestId};
 
 /// A deliberate authority bug, to prove the checker catches it.
@@ -32,6 +39,10 @@ pub enum Bug {
     /// No fence: grant without a witness and start without skipping to its
     /// mark, so a restored copy grants again what it forgot.
     NoFence,
+    /// Requests keyed without their owner, as before a request's identity
+    /// included its `sub`: a key another owner took is refused for good,
+    /// so an insider who posts a generator's next request id stops it.
+    KeyWithoutOwner,
     /// A witness found below the fence is left there (the fence's check
     /// only one way): a restored witness, then a restored object, grants
     /// again.
@@ -41,14 +52,131 @@ pub enum Bug {
     ForgetsWhatItAsked,
 }
 
-type Key = (Incarnation, RequestId);
+/// A span's key, ordered as the authority's unique index orders it: owner
+/// (here its number among the owners seen), incarnation, the first
+/// request id's number (ids that are not numbered first, as `''` sorts
+/// before digits), the first request id. Every part is `Copy`, so the
+/// snapshots a restore needs copy no strings.
+type SpanKeyRow = (u32, Incarnation, Option<u64>, RequestId);
+
+fn key_of(owner: u32, span: &Span) -> SpanKeyRow {
+    (
+        owner,
+        *span.incarnation(),
+        span.first().number(),
+        *span.first(),
+    )
+}
+
+/// The grant ledger: spans, each owner's usage, the row count.
+#[derive(Clone, Default)]
+struct Ledger {
+    spans: BTreeMap<SpanKeyRow, Span>,
+    usage: BTreeMap<u32, Usage>,
+    rows: u64,
+}
+
+/// The owners seen, numbered in order of arrival.
+#[derive(Default)]
+struct Owners(Vec<Owner>);
+
+impl Owners {
+    fn find(&self, owner: &Owner) -> Option<u32> {
+        self.0.iter().position(|o| o == owner).map(|i| i as u32)
+    }
+
+    fn number(&mut self, owner: &Owner) -> u32 {
+        self.find(owner).unwrap_or_else(|| {
+            self.0.push(*owner);
+            (self.0.len() - 1) as u32
+        })
+    }
+}
+
+impl Ledger {
+    /// The caller's span for `request`, as the authority's queries find it.
+    fn find(&self, request: &GrantRequest, owner: Option<u32>) -> Option<Span> {
+        let o = owner?;
+        let i = request.incarnation;
+        match span_for(&request.request_id) {
+            SpanKey::Exact(id) => self.spans.get(&(o, i, None, id)).copied(),
+            SpanKey::AtOrBelow(m) => {
+                let lo = (o, i, Some(0), RequestId::numbered(0));
+                let hi = (o, i, Some(m), RequestId::numbered(m));
+                self.spans.range(lo..=hi).next_back().map(|(_, s)| *s)
+            }
+        }
+    }
+
+    fn view(&self, request: &GrantRequest, owner: Option<u32>, limits: Limits) -> LedgerView {
+        LedgerView {
+            span: self.find(request, owner),
+            caller: owner
+                .and_then(|o| self.usage.get(&o).copied())
+                .unwrap_or(Usage::NEW),
+            rows: self.rows,
+            limits,
+        }
+    }
+
+    fn apply(&mut self, owner: u32, record: &Record) {
+        self.spans.insert(key_of(owner, &record.span), record.span);
+        self.usage.insert(owner, record.caller);
+        self.rows = record.rows;
+    }
+
+    /// The grant committed to `owner` for `grant`'s key, if any.
+    fn granted(&self, grant: &Grant, owner: Option<u32>) -> Option<Grant> {
+        let request = GrantRequest {
+            namespace: grant.namespace,
+            incarnation: grant.incarnation,
+            request_id: grant.request_id,
+            count: grant.range.count(),
+        };
+        let span = self.find(&request, owner)?;
+        span.grant(grant.namespace, span.index_of(&grant.request_id)?)
+    }
+
+    /// Another owner's span holding `request`'s incarnation and request id.
+    fn someone_elses(&self, request: &GrantRequest, owner: Option<u32>) -> bool {
+        self.spans.iter().any(|((o, ..), s)| {
+            Some(*o) != owner
+                && *s.incarnation() == request.incarnation
+                && s.index_of(&request.request_id).is_some()
+        })
+    }
+}
 
 #[derive(Clone)]
 struct Store {
     state: NamespaceState,
-    grants: HashMap<Key, StoredGrant>,
+    ledger: Ledger,
     // The highest mark ever asked of the witness, written before asking.
     asked: u128,
+    // Grants per minute, newest last, as the object keeps them to size
+    // fence chunks (`fence::recent_chunk`); only recent ones are kept.
+    minutes: Vec<fence::Minute>,
+}
+
+impl Store {
+    /// Counts a grant of `count` committed at `at` (ms) in its minute.
+    fn count_minute(&mut self, at: i64, count: u64) {
+        let minute = at.div_euclid(fence::MINUTE_MS);
+        match self.minutes.last_mut() {
+            Some(m) if m.minute == minute => {
+                m.ids += u128::from(count);
+                m.largest = m.largest.max(count);
+            }
+            _ => self.minutes.push(fence::Minute {
+                minute,
+                ids: count.into(),
+                largest: count,
+            }),
+        }
+        // Older minutes never size a chunk again.
+        let from = fence::recent_from(at);
+        self.minutes.retain(|m| m.minute >= from);
+    }
 }
 
 /// What the authority answers a request with.
@@ -90,8 +218,11 @@ const SNAPSHOTS: usize = 32;
 pub struct Authority {
     committed: Store,
     staged: Store,
-    // Writes decided but not durable yet, oldest first: (key, grant, state after).
-    unflushed: VecDeque<(StoredGrant, NamespaceState)>,
+    // Writes decided but not durable yet, oldest first: the grant, its
+    // owner, its ledger record and the state after.
+    unflushed: VecDeque<(Grant, Owner, Record, NamespaceState)>,
+    limits: Limits,
+    owners: Owners,
     snapshots: VecDeque<Store>,
     epoch: u64,
     started: bool,
@@ -101,9 +232,9 @@ pub struct Authority {
 }
 
 impl Authority {
-    /// An authority serving `state` (fenced at its first ID), with no
-    /// grants yet and a witness at the same mark.
-    pub fn new(state: NamespaceState, bug: Bug) -> Authority {
+    /// An authority serving `state` (fenced at its first ID) under
+    /// `limits`, with no grants yet and a witness at the same mark.
+    pub fn new(state: NamespaceState, limits: Limits, bug: Bug) -> Authority {
         let state = if bug == Bug::NoFence {
             state.unfenced()
         } else {
@@ -111,13 +242,16 @@ impl Authority {
         };
         let store = Store {
             state,
-            grants: HashMap::new(),
+            ledger: Ledger::default(),
             asked: 0,
+            minutes: Vec::new(),
         };
         Authority {
             committed: store.clone(),
             staged: store,
             unflushed: VecDeque::new(),
+            limits,
+            owners: Owners::default(),
             snapshots: VecDeque::new(),
             epoch: 0,
             started: true,
@@ -148,23 +282,30 @@ impl Authority {
         self.bug == Bug::ReplyBeforeCommit
     }
 
-    /// Decides `request` from `owner` against the staged state, staging
-    /// any writes.
-    pub fn handle(&mut self, request: &GrantRequest, owner: &Owner) -> Answer {
+    /// Decides `request` from `owner` at `now` (ms) against the staged
+    /// state, staging any writes.
+    pub fn handle(&mut self, request: &GrantRequest, owner: &Owner, now: u64) -> Answer {
         if !self.started {
             return Answer::NotStarted;
         }
-        let key = (request.incarnation, request.request_id);
-        let stored = self.staged.grants.get(&key).copied();
-        match decide(&self.staged.state, stored.as_ref(), request, owner) {
-            Ok(Decision::New { grant, state }) => {
-                let stored = StoredGrant {
-                    grant,
-                    owner: *owner,
-                };
+        let who = self.owners.find(owner);
+        if self.bug == Bug::KeyWithoutOwner && self.staged.ledger.someone_elses(request, who) {
+            // The old rule: the key is taken, by someone else.
+            return Answer::Refused(Refusal::Conflict);
+        }
+        let view = self.staged.ledger.view(request, who, self.limits);
+        match decide(&self.staged.state, &view, request, owner, now as i64) {
+            Ok(Decision::New {
+                grant,
+                state,
+                record,
+            }) => {
                 self.staged.state = state;
-                self.staged.grants.insert(key, stored);
-                self.unflushed.push_back((stored, state));
+                let who = self.owners.number(owner);
+                self.staged.ledger.apply(who, &record);
+                self.staged
+                    .count_minute(record.span.last_at(), grant.range.count());
+                self.unflushed.push_back((grant, *owner, record, state));
                 Answer::Grant(grant, false)
             }
             Ok(Decision::Replay(grant)) => Answer::Grant(grant, true),
@@ -173,11 +314,13 @@ impl Authority {
         }
     }
 
-    /// The mark to ask the witness for so that a range can end at
-    /// `at_least`.
-    pub fn fence_target(&self, at_least: u128, count: u64) -> u128 {
+    /// The mark to ask the witness for at `now` (ms) so that a range can
+    /// end at `at_least`: a chunk beyond it, sized by the last minute's
+    /// grants as the object sizes it (`fence::recent_chunk`).
+    pub fn fence_target(&self, at_least: u128, count: u64, now: u64) -> u128 {
         let s = &self.staged.state;
-        fence::target(s, at_least, fence::chunk(0, 0, count, 0, s.remaining()))
+        let chunk = fence::recent_chunk(&self.staged.minutes, now as i64, count, 0, s.remaining());
+        fence::target(s, at_least, chunk)
     }
 
     /// The authority is about to ask its witness for `target`: it records
@@ -229,7 +372,7 @@ impl Authority {
         let to = r.state.next();
         self.committed.state = r.state;
         self.staged.state = self.staged.state.skip_to(to).with_fence(answer.mark);
-        for (_, s) in self.unflushed.iter_mut() {
+        for (_, _, _, s) in self.unflushed.iter_mut() {
             *s = s.skip_to(to).with_fence(answer.mark);
         }
         Heard {
@@ -240,24 +383,64 @@ impl Authority {
         }
     }
 
-    /// Makes the oldest staged write durable; returns its grant.
-    pub fn commit_one(&mut self) -> Option<Grant> {
-        let (stored, state) = self.unflushed.pop_front()?;
-        let grant = stored.grant;
+    /// Makes the oldest staged write durable; returns its grant and owner.
+    pub fn commit_one(&mut self) -> Option<(Grant, Owner)> {
+        let (grant, owner, record, state) = self.unflushed.pop_front()?;
+        let who = self.owners.number(&owner);
+        self.committed.ledger.apply(who, &record);
         self.committed
-            .grants
-            .insert((grant.incarnation, grant.request_id), stored);
+            .count_minute(record.span.last_at(), grant.range.count());
         self.committed.state = state;
-        Some(grant)
+        Some((grant, owner))
     }
 
-    /// Whether `grant` is durable: the output gate lets its reply leave.
-    pub fn is_committed(&self, grant: &Grant) -> bool {
+    /// Whether `grant` is durable for `owner`: the output gate lets its
+    /// reply leave.
+    pub fn is_committed(&self, grant: &Grant, owner: &Owner) -> bool {
         self.committed
-            .grants
-            .get(&(grant.incarnation, grant.request_id))
-            .map(|s| s.grant)
+            .ledger
+            .granted(grant, self.owners.find(owner))
             == Some(*grant)
+    }
+
+    /// The rows `owner` holds in the committed ledger.
+    pub fn rows_of(&self, owner: &Owner) -> u64 {
+        self.owners
+            .find(owner)
+            .and_then(|o| self.committed.ledger.usage.get(&o))
+            .map_or(0, |u| u.rows)
+    }
+
+    /// Whether the committed ledger still holds request `request_id` of
+    /// `incarnation` under `owner` (a restore may have taken it back).
+    pub fn holds(&self, owner: &Owner, incarnation: Incarnation, request_id: RequestId) -> bool {
+        let Some(o) = self.owners.find(owner) else {
+            return false;
+        };
+        let ledger = &self.committed.ledger;
+        ledger.spans.iter().any(|((so, si, ..), span)| {
+            *so == o && *si == incarnation && span.index_of(&request_id).is_some()
+        })
+    }
+
+    /// The committed ledger's rows in all and the most one owner holds:
+    /// never above the limits.
+    pub fn ledger_rows(&self) -> (u64, u64) {
+        let ledger = &self.committed.ledger;
+        let most = ledger.usage.values().map(|u| u.rows).max().unwrap_or(0);
+        (ledger.rows, most)
+    }
+
+    /// How many grants the committed ledger holds, and in how many rows.
+    pub fn ledger_grants(&self) -> (u64, u64) {
+        let ledger = &self.committed.ledger;
+        let grants = ledger.spans.values().map(Span::grants).sum();
+        (grants, ledger.spans.len() as u64)
+    }
+
+    /// The namespace's limits.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// Keeps a copy of the committed store, and of the witness's mark, to

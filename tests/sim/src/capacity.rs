@@ -18,6 +18,7 @@ use std::collections::BinaryHeap;
 
 use rangeid_core::authority::{decide, Decision, GrantRequest, NamespaceConfig, NamespaceState};
 use rangeid_core::lease::{Lease, LeaseConfig};
+use rangeid_core::ledger::LedgerView;
 use rangeid_core::reply::Capacity;
 use rangeid_core::wire::HttpAnswer;
 use rangeid_core::{Action, GrantReply, Incarnation, Namespace, Reply, RequestId, Ticket};
@@ -272,25 +273,28 @@ pub fn run(workload: &Workload, policy: Policy) -> Outcome {
                     ticket,
                     request,
                 } => {
-                    let answer = match decide(&state, None, &request, &owner) {
-                        Ok(Decision::New { grant, state: next }) => {
-                            state = next;
-                            out.granted += u128::from(grant.range.count());
-                            out.grants_per_second[(now / 1000) as usize] += 1;
-                            HttpAnswer::grant(&GrantReply {
-                                grant,
-                                replayed: false,
-                                capacity: Capacity {
-                                    max_count: Some(next.config().max_count()),
-                                    remaining: Some(next.remaining()),
-                                },
-                            })
-                        }
-                        Err(r) => HttpAnswer::refusal(&r),
-                        Ok(Decision::Replay(_) | Decision::RaiseFence { .. }) => {
-                            unreachable!("every request is new; no fence")
-                        }
-                    };
+                    let answer =
+                        match decide(&state, &LedgerView::EMPTY, &request, &owner, now as i64) {
+                            Ok(Decision::New {
+                                grant, state: next, ..
+                            }) => {
+                                state = next;
+                                out.granted += u128::from(grant.range.count());
+                                out.grants_per_second[(now / 1000) as usize] += 1;
+                                HttpAnswer::grant(&GrantReply {
+                                    grant,
+                                    replayed: false,
+                                    capacity: Capacity {
+                                        max_count: Some(next.config().max_count()),
+                                        remaining: Some(next.remaining()),
+                                    },
+                                })
+                            }
+                            Err(r) => HttpAnswer::refusal(&r),
+                            Ok(Decision::Replay(_) | Decision::RaiseFence { .. }) => {
+                                unreachable!("every request is new; no fence")
+                            }
+                        };
                     schedule(
                         &mut queue,
                         &mut events,

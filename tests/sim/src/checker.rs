@@ -2,7 +2,8 @@
 //! on the first broken guarantee.
 //!
 //! It trusts nothing the engines say about themselves: an issued ID must lie
-//! in a range the authority durably committed to that engine's incarnation,
+//! in a range the authority durably committed to that engine's owner (its
+//! token `sub`) and incarnation,
 //! must not have been issued before by anyone (the full set of issued IDs is
 //! kept, as coalesced intervals), and must never move a range's cursor back.
 //! The world also holds engines to two more rules, reported here: a retry
@@ -12,7 +13,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
+use rangeid_core::authority::Owner;
 use rangeid_core::{Incarnation, Range};
+
+/// Who a range was committed to: the requester's owner and incarnation.
+pub type Holder = (Owner, Incarnation);
 
 /// A broken guarantee, with enough detail to debug it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,12 +34,34 @@ pub enum Violation {
         /// The repeated ID.
         id: u64,
     },
-    /// An ID lies in no range committed to the issuing incarnation.
+    /// An ID lies in no range committed to the issuing owner and
+    /// incarnation.
     NotGranted {
         /// The ID.
         id: u64,
         /// The incarnation that issued it.
         incarnation: String,
+    },
+    /// A generator was refused for good by something other than the
+    /// namespace running out (another caller's request, for example).
+    Stopped {
+        /// The generator's slot.
+        slot: usize,
+        /// The code it was refused with.
+        code: String,
+    },
+    /// A generator was refused for a full ledger while it held less than
+    /// its share: another caller's flood starved it.
+    Starved {
+        /// The generator's slot.
+        slot: usize,
+    },
+    /// The committed ledger holds more rows than the limits allow.
+    OverBudget {
+        /// Rows in all.
+        rows: u64,
+        /// The most rows one owner holds.
+        most: u64,
     },
     /// An exact batch (`take_exact`) held another number of IDs than
     /// asked for.
@@ -104,6 +131,17 @@ impl fmt::Display for Violation {
                     "ID {id} is in no range committed to incarnation {incarnation}"
                 )
             }
+            Violation::Stopped { slot, code } => {
+                write!(f, "generator {slot} was refused for good: {code}")
+            }
+            Violation::Starved { slot } => write!(
+                f,
+                "generator {slot} was refused for a full ledger while below its own budget"
+            ),
+            Violation::OverBudget { rows, most } => write!(
+                f,
+                "the ledger holds {rows} rows, one owner {most}: past the limits"
+            ),
             Violation::NotExact {
                 incarnation,
                 asked,
@@ -160,8 +198,8 @@ struct Run {
 /// See the module documentation.
 #[derive(Default)]
 pub struct Checker {
-    // Committed grants: start -> (range, incarnation).
-    grants: BTreeMap<u64, (Range, Incarnation)>,
+    // Committed grants: start -> (range, holder).
+    grants: BTreeMap<u64, (Range, Holder)>,
     // Every issued ID, as disjoint intervals: first -> last (inclusive).
     issued: BTreeMap<u64, u64>,
     issued_count: u64,
@@ -187,8 +225,8 @@ impl Checker {
         self.grants.len()
     }
 
-    /// Records a grant the authority committed durably.
-    pub fn committed(&mut self, range: Range, incarnation: Incarnation) -> Result<(), Violation> {
+    /// Records a grant the authority committed durably to `holder`.
+    pub fn committed(&mut self, range: Range, holder: Holder) -> Result<(), Violation> {
         let before = self.grants.range(..=range.last()).next_back();
         if let Some((_, (earlier, _))) = before {
             if earlier.overlaps(&range) {
@@ -198,16 +236,16 @@ impl Checker {
                 });
             }
         }
-        self.grants.insert(range.start(), (range, incarnation));
+        self.grants.insert(range.start(), (range, holder));
         Ok(())
     }
 
-    /// Records the IDs `batch` that engine `engine` (running `incarnation`)
+    /// Records the IDs `batch` that engine `engine` (running as `holder`)
     /// just issued.
     pub fn issued_batch(
         &mut self,
         engine: u64,
-        incarnation: &Incarnation,
+        holder: &Holder,
         batch: Range,
     ) -> Result<(), Violation> {
         if let Some(run) = self.runs.get_mut(&engine) {
@@ -219,11 +257,11 @@ impl Checker {
             }
         }
         self.flush(engine)?;
-        let range = self.granted_range(batch.start(), incarnation)?;
+        let range = self.granted_range(batch.start(), holder)?;
         if batch.last() > range.last() {
             return Err(Violation::NotGranted {
                 id: range.last().saturating_add(1),
-                incarnation: incarnation.to_string(),
+                incarnation: holder.1.to_string(),
             });
         }
         if let Some(&high) = self.high.get(&range.start()) {
@@ -256,12 +294,12 @@ impl Checker {
         Ok(())
     }
 
-    fn granted_range(&self, id: u64, incarnation: &Incarnation) -> Result<Range, Violation> {
+    fn granted_range(&self, id: u64, holder: &Holder) -> Result<Range, Violation> {
         match self.grants.range(..=id).next_back() {
-            Some((_, (range, owner))) if range.contains(id) && owner == incarnation => Ok(*range),
+            Some((_, (range, to))) if range.contains(id) && to == holder => Ok(*range),
             _ => Err(Violation::NotGranted {
                 id,
-                incarnation: incarnation.to_string(),
+                incarnation: holder.1.to_string(),
             }),
         }
     }
@@ -305,8 +343,8 @@ impl Checker {
 mod tests {
     use super::*;
 
-    fn inc(s: &str) -> Incarnation {
-        Incarnation::new(s).unwrap()
+    fn inc(s: &str) -> Holder {
+        (Owner::new("svc"), Incarnation::new(s).unwrap())
     }
 
     fn r(start: u64, end: u128) -> Range {
@@ -318,6 +356,12 @@ mod tests {
         let mut c = Checker::new();
         c.committed(r(1, 11), inc("a")).unwrap();
         c.committed(r(11, 21), inc("b")).unwrap();
+        // The same incarnation under another owner is another holder.
+        let other = (Owner::new("insider"), Incarnation::new("b").unwrap());
+        assert!(matches!(
+            c.issued_batch(9, &other, r(11, 12)),
+            Err(Violation::NotGranted { id: 11, .. })
+        ));
         assert!(matches!(
             c.committed(r(20, 30), inc("c")),
             Err(Violation::OverlappingGrants { .. })

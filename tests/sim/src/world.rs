@@ -26,13 +26,15 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
 use rangeid_core::authority::{
-    GrantRequest, NamespaceConfig, NamespaceState, NamespaceStatus, Owner,
+    GrantRequest, NamespaceConfig, NamespaceState, NamespaceStatus, Owner, Refusal,
 };
 use rangeid_core::fence::Phase;
 use rangeid_core::lease::{IssueError, Lease, LeaseConfig, TRUST_MS};
-use rangeid_core::reply::Capacity;
+use rangeid_core::ledger::Limits;
+use rangeid_core::reply::{Capacity, ReplyCode};
 use rangeid_core::wire::{ErrorReply, HttpAnswer};
 use rangeid_core::{Action, ErrorCode, Grant, GrantReply, Namespace, Range, Reply, Ticket};
+use rangeid_core::{Incarnation, RequestId};
 
 use crate::authority::{Answer, Authority, Bug, Heard};
 use crate::checker::{Checker, Violation};
@@ -179,6 +181,15 @@ pub struct Scenario {
     pub reply_delay_ms: (u64, u64),
     /// How long a blocking proxy or a refused token lasts, in ms: `lo..hi`.
     pub bad_moment_ms: (u64, u64),
+    /// The namespace's limits on what each caller adds: the defaults, or in
+    /// one seed of ten a grant rate the generators meet (10 a second each),
+    /// or in another, with the insider, a row budget of 60 per sub that its
+    /// flood meets and the generators do not.
+    pub limits: Limits,
+    /// An insider with a generator token of its own at the authority: it
+    /// floods `count: 1` grants, and posts generators' next request ids
+    /// (their incarnations and request ids are visible to readers).
+    pub insider: bool,
 }
 
 impl Scenario {
@@ -206,6 +217,13 @@ impl Scenario {
         } else {
             400
         };
+        let insider = (seed / 4) % 10 == 5;
+        let limits = match (seed / 4) % 10 {
+            7 => Limits::new(Some(10), None, None),
+            5 => Limits::new(None, Some(100_000), Some(60)),
+            _ => Ok(Limits::DEFAULT),
+        }
+        .unwrap_or_else(|e| panic!("scenario limits: {e}"));
         Scenario {
             seed,
             target_ids,
@@ -218,6 +236,8 @@ impl Scenario {
             reuse_incarnation: false,
             reply_delay_ms: (1, 12),
             bad_moment_ms: (10, 201),
+            limits,
+            insider,
         }
     }
 }
@@ -306,6 +326,16 @@ pub struct Report {
     pub stuck_blocked: u64,
     /// Whether the namespace ran out.
     pub exhausted: bool,
+    /// Generators' next requests the insider posted first.
+    pub preclaims: u64,
+    /// Grants the insider took (and issued).
+    pub insider_grants: u64,
+    /// Answers `429` (a grant rate or a row budget met).
+    pub throttled: u64,
+    /// Grants the committed ledger holds at the end...
+    pub ledger_grants: u64,
+    /// ...in this many rows (spans).
+    pub ledger_rows: u64,
 }
 
 enum Event {
@@ -324,7 +354,7 @@ enum Event {
         ticket: Ticket,
         /// The authority's epoch when the reply waits on the output gate.
         epoch: Option<u64>,
-        /// The grant whose commit the reply waits for, if any.
+        /// The grant whose commit (to the slot's owner) the reply waits for.
         gate: Option<Grant>,
         answer: Wire,
     },
@@ -424,6 +454,22 @@ struct Generator {
     latest: HashMap<u64, (u32, u64, bool)>,
     // Replies that arrived while paused, handed over on resume.
     inbox: Vec<(Ticket, Wire)>,
+    // The last request it sent (readers see incarnations and request ids).
+    last_sent: Option<GrantRequest>,
+}
+
+/// The insider's own incarnation and the number of its next flood request.
+struct Insider {
+    incarnation: Incarnation,
+    next: u64,
+}
+
+/// The engine number the insider's issues are recorded under.
+const INSIDER_ENGINE: u64 = u64::MAX;
+
+/// The insider's token `sub`.
+fn insider_owner() -> Owner {
+    Owner::new("insider")
 }
 
 /// The simulated world. Build with [`World::new`], run with [`World::run`].
@@ -460,6 +506,7 @@ pub struct World {
     proxy_blocked_until: u64,
     token_refused_until: [u64; MAX_GENERATORS],
     blocking_faults_end: u64,
+    insider: Insider,
 }
 
 const MAX_GENERATORS: usize = 10;
@@ -498,7 +545,11 @@ impl World {
             queue: BinaryHeap::new(),
             events: Vec::new(),
             sequence: 0,
-            authority: Authority::new(NamespaceState::create(namespace, config), scenario.bug),
+            authority: Authority::new(
+                NamespaceState::create(namespace, config),
+                scenario.limits,
+                scenario.bug,
+            ),
             down_until: 0,
             parked: Vec::new(),
             raising: false,
@@ -516,6 +567,10 @@ impl World {
             proxy_blocked_until: 0,
             token_refused_until: [0; MAX_GENERATORS],
             blocking_faults_end: 0,
+            insider: Insider {
+                incarnation: Incarnation::new("insider-1").unwrap_or_else(|_| unreachable!()),
+                next: 0,
+            },
         };
         for _ in 0..scenario.generators {
             let g = world.spawn(None);
@@ -548,6 +603,9 @@ impl World {
         while self.checker.issued() < self.scenario.target_ids && self.now < TIME_LIMIT_MS {
             self.deliver_due()?;
             self.chaos()?;
+            if self.scenario.insider {
+                self.insider_acts();
+            }
             for slot in 0..self.gens.len() {
                 self.step_generator(slot)?;
             }
@@ -574,6 +632,7 @@ impl World {
             self.report.stale_ignored += s.stale_ignored;
         }
         self.checker.finish()?;
+        (self.report.ledger_grants, self.report.ledger_rows) = self.authority.ledger_grants();
         self.report.ids = self.checker.issued();
         self.report.grants = self.checker.grants() as u64;
         self.report.millis = self.now;
@@ -608,6 +667,7 @@ impl World {
             cancelled: BTreeSet::new(),
             latest: HashMap::new(),
             inbox: Vec::new(),
+            last_sent: None,
         }
     }
 
@@ -642,13 +702,26 @@ impl World {
                 } => self.authority_receives(slot, engine, ticket, request)?,
                 Event::Commit { epoch } => {
                     if epoch == self.authority.epoch() {
-                        if let Some(grant) = self.authority.commit_one() {
-                            self.checker.committed(grant.range, grant.incarnation)?;
-                            self.check_reservation(&grant)?;
+                        if let Some((grant, owner)) = self.authority.commit_one() {
+                            let holder = (owner, grant.incarnation);
+                            self.checker.committed(grant.range, holder)?;
+                            if owner == insider_owner() {
+                                // The insider uses whatever it got.
+                                self.checker
+                                    .issued_batch(INSIDER_ENGINE, &holder, grant.range)?;
+                            } else {
+                                self.check_reservation(&grant)?;
+                            }
+                            let (rows, most) = self.authority.ledger_rows();
+                            let limits = self.authority.limits();
+                            if rows > limits.ledger_rows() || most > limits.sub_ledger_rows() {
+                                return Err(Violation::OverBudget { rows, most });
+                            }
                             self.note(|| {
                                 format!(
-                                    "authority commits {} for {}/{}",
+                                    "authority commits {} for {}/{}/{}",
                                     grant.range,
+                                    owner,
                                     short(&grant.incarnation),
                                     grant.request_id
                                 )
@@ -667,7 +740,7 @@ impl World {
                     // The output gate: a grant's reply leaves once it is
                     // durable, and never if the authority lost it.
                     (Some(e), _) if e != self.authority.epoch() => {}
-                    (Some(_), Some(g)) if !self.authority.is_committed(&g) => {
+                    (Some(_), Some(g)) if !self.authority.is_committed(&g, &owner_of(slot)) => {
                         self.schedule(
                             1,
                             Event::Reply {
@@ -680,7 +753,7 @@ impl World {
                             },
                         );
                     }
-                    _ => self.generator_receives(slot, engine, ticket, answer),
+                    _ => self.generator_receives(slot, engine, ticket, answer)?,
                 },
                 Event::Thaw => {
                     self.authority
@@ -784,7 +857,7 @@ impl World {
             }
         }
         let owner = owner_of(slot);
-        match self.authority.handle(&request, &owner) {
+        match self.authority.handle(&request, &owner, self.now) {
             Answer::Grant(grant, replayed) => {
                 let reply = GrantReply {
                     grant,
@@ -818,7 +891,9 @@ impl World {
                 });
                 if !self.raising {
                     self.raising = true;
-                    let target = self.authority.fence_target(at_least, request.count);
+                    let target = self
+                        .authority
+                        .fence_target(at_least, request.count, self.now);
                     // Recorded before the request leaves (the output gate).
                     self.authority.ask_witness(target);
                     let ok = !self.rng.chance(f.witness_down);
@@ -1058,7 +1133,13 @@ impl World {
         answer
     }
 
-    fn generator_receives(&mut self, slot: usize, engine: u64, ticket: Ticket, wire: Wire) {
+    fn generator_receives(
+        &mut self,
+        slot: usize,
+        engine: u64,
+        ticket: Ticket,
+        wire: Wire,
+    ) -> Result<(), Violation> {
         let now = self.now;
         let g = &mut self.gens[slot];
         if g.engine != engine {
@@ -1069,11 +1150,11 @@ impl World {
             if matches!(reply, Reply::Grant(_)) {
                 g.lease.handle_reply(ticket, &reply, now);
             }
-            return;
+            return Ok(());
         }
         if now < g.paused_until {
             g.inbox.push((ticket, wire));
-            return;
+            return Ok(());
         }
         if g.cancelled.contains(&ticket) {
             // A transport that honours the abort drops the answer; one
@@ -1081,12 +1162,26 @@ impl World {
             let late = matches!(wire, Wire::Http(_))
                 && self.rng.chance(self.scenario.faults.late_after_cancel);
             if !late {
-                return;
+                return Ok(());
             }
         } else {
             g.live.remove(&ticket);
         }
         let reply = from_wire(&wire);
+        if let Reply::Refused(r) = &reply {
+            if r.status == 429 {
+                self.report.throttled += 1;
+            }
+            // Refused for a full ledger while below its own budget: the
+            // whole ledger was full, which no flood of one sub may cause.
+            let own = self.authority.rows_of(&owner_of(slot));
+            if r.code == ReplyCode::Known(ErrorCode::LedgerFull)
+                && own < self.scenario.limits.sub_ledger_rows()
+            {
+                return Err(Violation::Starved { slot });
+            }
+        }
+        let g = &mut self.gens[slot];
         if !matches!(reply, Reply::Grant(_)) {
             if let Some(latest) = g.latest.get_mut(&ticket.request) {
                 if latest.0 == ticket.attempt {
@@ -1102,6 +1197,7 @@ impl World {
                 describe(&reply)
             )
         });
+        Ok(())
     }
 
     /// Carries out every action the engine in `slot` wants now.
@@ -1126,6 +1222,7 @@ impl World {
                         }
                     }
                     g.latest.insert(t.request, (t.attempt, now, false));
+                    g.last_sent = Some(out.request);
                     self.report.requests += 1;
                     self.report.max_attempt = self.report.max_attempt.max(out.ticket.attempt);
                     if out.ticket.attempt > 0 {
@@ -1210,7 +1307,7 @@ impl World {
         let inbox = std::mem::take(&mut self.gens[slot].inbox);
         let engine = self.gens[slot].engine;
         for (ticket, wire) in inbox {
-            self.generator_receives(slot, engine, ticket, wire);
+            self.generator_receives(slot, engine, ticket, wire)?;
         }
         let batchy = self.rng.chance(300_000);
         let mut want = self.rng.between(0, self.gens[slot].per_ms * 2 + 1);
@@ -1224,6 +1321,7 @@ impl World {
         }
         let g = &mut self.gens[slot];
         let book = self.books.entry(*g.lease.incarnation()).or_default();
+        let holder = (owner_of(slot), *g.lease.incarnation());
         if g.waiting > 0 && now >= g.waiting_since + BATCH_DEADLINE_MS {
             // The caller's deadline: it gives up, and nothing was taken.
             g.waiting = 0;
@@ -1250,12 +1348,10 @@ impl World {
                             .unwrap_or_else(|_| unreachable!());
                         g.block_next = g.block_next.wrapping_add(batch.from_lent);
                         g.block_left -= batch.from_lent;
-                        self.checker
-                            .issued_batch(g.engine, g.lease.incarnation(), from_block)?;
+                        self.checker.issued_batch(g.engine, &holder, from_block)?;
                     }
                     for piece in batch.pieces() {
-                        self.checker
-                            .issued_batch(g.engine, g.lease.incarnation(), piece)?;
+                        self.checker.issued_batch(g.engine, &holder, piece)?;
                     }
                     book.issued += n;
                     self.report.exact_batches += 1;
@@ -1264,8 +1360,18 @@ impl World {
                     }
                     g.waiting = 0;
                 }
-                Err(IssueError::Failed(_)) => {
+                Err(IssueError::Failed(code)) => {
                     g.waiting = 0;
+                    // Refused for good (a request conflict, say): this
+                    // generator is finished until a restart replaces it.
+                    // Only a generator that reuses its incarnation (a bug
+                    // of its own) may be; anything else stopped it.
+                    if !self.scenario.reuse_incarnation {
+                        return Err(Violation::Stopped {
+                            slot,
+                            code: code.as_str().to_owned(),
+                        });
+                    }
                     if g.per_ms != 0 {
                         g.per_ms = 0;
                         self.report.failed_generators += 1;
@@ -1312,8 +1418,7 @@ impl World {
                 match got {
                     Ok(batch) => {
                         left -= batch.count();
-                        self.checker
-                            .issued_batch(g.engine, g.lease.incarnation(), batch)?;
+                        self.checker.issued_batch(g.engine, &holder, batch)?;
                         book.issued += batch.count();
                         if batchy && batch.count() < asked {
                             book.largest_batch = book.largest_batch.max(asked);
@@ -1365,6 +1470,73 @@ impl World {
         g.block_next = g.block_next.wrapping_add(1);
         g.block_left -= 1;
         Ok(Range::with_count(start, 1).unwrap_or_else(|_| unreachable!()))
+    }
+
+    /// The insider, a caller at the authority with its own generator
+    /// token: now and then it takes a `count: 1` grant under its own
+    /// incarnation and the next request number (a flood that spans absorb
+    /// until other grants come between), and now and then posts a
+    /// generator's next request (its incarnation and the number after its
+    /// last, with the same count) first. Whatever it is granted it issues.
+    fn insider_acts(&mut self) {
+        if self.now < self.down_until || !self.authority.started() {
+            return;
+        }
+        let owner = insider_owner();
+        if self.rng.chance(700_000) {
+            let request = GrantRequest {
+                namespace: self.namespace,
+                incarnation: self.insider.incarnation,
+                request_id: RequestId::numbered(self.insider.next),
+                count: 1,
+            };
+            if self.insider_requests(&request, &owner) {
+                self.insider.next += 1;
+            }
+        }
+        if self.rng.chance(30_000) {
+            let slot = self.rng.between(0, self.gens.len() as u64) as usize;
+            let next = self.gens[slot].last_sent.and_then(|r| {
+                let n = r.request_id.number()?.checked_add(1)?;
+                Some(GrantRequest {
+                    request_id: RequestId::numbered(n),
+                    ..r
+                })
+            });
+            if let Some(request) = next {
+                self.report.preclaims += 1;
+                self.note(|| {
+                    format!(
+                        "insider posts generator {slot}'s next request {}",
+                        request.request_id
+                    )
+                });
+                self.insider_requests(&request, &owner);
+            }
+        }
+    }
+
+    /// One insider request, decided at once (it is at the authority):
+    /// whether it was granted (new or replayed). A grant is committed like
+    /// any other; one that needs the fence raised is dropped (the
+    /// generators' grants raise it).
+    fn insider_requests(&mut self, request: &GrantRequest, owner: &Owner) -> bool {
+        match self.authority.handle(request, owner, self.now) {
+            Answer::Grant(_, replayed) => {
+                if !replayed {
+                    self.report.insider_grants += 1;
+                    let epoch = self.authority.epoch();
+                    let delay = self.rng.between(1, 6);
+                    self.schedule(delay, Event::Commit { epoch });
+                }
+                true
+            }
+            Answer::Refused(Refusal::RateLimited { .. } | Refusal::LedgerFull { .. }) => {
+                self.report.throttled += 1;
+                false
+            }
+            Answer::Refused(_) | Answer::NeedsFence(_) | Answer::NotStarted => false,
+        }
     }
 
     fn chaos(&mut self) -> Result<(), Violation> {
@@ -1437,6 +1609,16 @@ impl World {
             self.object_unseen = true;
             let back = self.rng.between(1, 33) as usize;
             self.authority.restore(back);
+            // A grant the restore took back is no longer reserved: the
+            // engine never had it, and may never ask for that id again.
+            for (slot, g) in self.gens.iter().enumerate() {
+                if let Some(book) = self.books.get_mut(g.lease.incarnation()) {
+                    let (owner, inc) = (owner_of(slot), *g.lease.incarnation());
+                    let authority = &self.authority;
+                    book.committed
+                        .retain(|id, _| authority.holds(&owner, inc, *id));
+                }
+            }
             self.parked.clear();
             self.raising = false;
             self.down_until = now + self.rng.between(0, 30);

@@ -88,6 +88,11 @@ fn add(t: &mut Report, r: &Report) {
     t.blocks += r.blocks;
     t.unblocks += r.unblocks;
     t.stuck_blocked += r.stuck_blocked;
+    t.preclaims += r.preclaims;
+    t.insider_grants += r.insider_grants;
+    t.throttled += r.throttled;
+    t.ledger_grants += r.ledger_grants;
+    t.ledger_rows += r.ledger_rows;
 }
 
 #[test]
@@ -112,7 +117,8 @@ fn no_id_is_issued_twice_under_faults() {
          {} replays installed, {} duplicate grants ignored, {} foreign grants refused, \
          {} exact batches ({} waited for a range), \
          {} requests refused by a blocking proxy, {} by a late token renewal, {} generator blocks ({} ended), \
-         {} namespaces exhausted, {} IDs abandoned, in {:.1?}",
+         {} namespaces exhausted, {} IDs abandoned, {} next requests an insider posted first, \
+         {} insider grants, {} answers 429, {} grants kept in {} ledger rows, in {:.1?}",
         t.ids,
         t.grants,
         t.requests,
@@ -145,6 +151,11 @@ fn no_id_is_issued_twice_under_faults() {
         t.unblocks,
         exhausted,
         t.abandoned,
+        t.preclaims,
+        t.insider_grants,
+        t.throttled,
+        t.ledger_grants,
+        t.ledger_rows,
         started.elapsed()
     );
     if let Some((seed, violation)) = failures.first() {
@@ -198,9 +209,18 @@ fn no_id_is_issued_twice_under_faults() {
             ("generator blocks", t.blocks),
             ("ended blocks", t.unblocks),
             ("exhausted namespaces", exhausted),
+            ("next requests posted first by an insider", t.preclaims),
+            ("insider grants", t.insider_grants),
+            ("answers 429", t.throttled),
         ] {
             assert!(count > 0, "no {what} in the default run");
         }
+        assert!(
+            t.ledger_rows < t.ledger_grants,
+            "spans kept {} grants in {} rows",
+            t.ledger_grants,
+            t.ledger_rows
+        );
     }
 }
 
@@ -250,6 +270,30 @@ fn catches_a_restore_without_the_fence() {
     );
     println!(
         "restore without the fence: {} of 200 seeds caught, e.g. seed {}: {}",
+        failures.len(),
+        failures[0].0,
+        failures[0].1
+    );
+}
+
+/// And an authority that keys requests without their owner (as before a
+/// request's identity included its `sub`) lets an insider who posts a
+/// generator's next request id first stop that generator for good.
+#[test]
+fn catches_requests_keyed_without_their_owner() {
+    let (_, _, failures) = run_many((0..200).collect(), |seed| {
+        let mut s = Scenario::from_seed(seed, 5_000);
+        s.bug = Bug::KeyWithoutOwner;
+        s.insider = true;
+        s
+    });
+    assert!(
+        failures.len() >= 100,
+        "200 seeds with an insider and keys without owners, only {} violations found",
+        failures.len()
+    );
+    println!(
+        "requests keyed without their owner: {} of 200 seeds caught, e.g. seed {}: {}",
         failures.len(),
         failures[0].0,
         failures[0].1

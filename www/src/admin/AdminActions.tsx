@@ -2,6 +2,7 @@
 import type { Summary } from "../api/types";
 import { FloorForm } from "./FloorForm";
 import { FreezeForm } from "./FreezeForm";
+import { LimitsForm } from "./LimitsForm";
 
 export function AdminActions({ summary, onChanged }: { summary: Summary; onChanged: () => void }) {
   return (
@@ -10,6 +11,7 @@ export function AdminActions({ summary, onChanged }: { summary: Summary; onChang
       <div class="panels">
         <FreezeForm summary={summary} onDone={onChanged} />
         <FloorForm summary={summary} onDone={onChanged} />
+        {summary.limits && <LimitsForm summary={summary} limits={summary.limits} onDone={onChanged} />}
       </div>
     </section>
   );

@@ -57,3 +57,30 @@ export function checkReason(text: string): { ok: string } | { problem: string } 
   if (length > REASON_MAX) return { problem: `At most ${REASON_MAX} characters (now ${length}).` };
   return { ok: reason };
 }
+
+export const LIMIT_MAX = { grantsPerSecond: 1_000_000n, ledgerRows: 1_000_000_000n, subLedgerRows: 1_000_000_000n } as const;
+
+export interface LimitsInput {
+  grantsPerSecond: string;
+  ledgerRows: string;
+  subLedgerRows: string;
+}
+
+/** Whole numbers within their bounds, a sub's rows within the ledger's. */
+export function checkLimits(input: LimitsInput): Checked<{ grantsPerSecond: number; ledgerRows: number; subLedgerRows: number }, keyof LimitsInput> {
+  const problems: Problems<keyof LimitsInput> = {};
+  const values: Partial<Record<keyof LimitsInput, bigint>> = {};
+  for (const key of Object.keys(LIMIT_MAX) as (keyof LimitsInput)[]) {
+    const v = parseDecimal(input[key]);
+    if (v === null || v < 1n || v > LIMIT_MAX[key]) problems[key] = `A whole number from 1 to ${grouped(LIMIT_MAX[key])}.`;
+    else values[key] = v;
+  }
+  if (values.subLedgerRows !== undefined && values.ledgerRows !== undefined && values.subLedgerRows > values.ledgerRows) {
+    problems.subLedgerRows = "At most the ledger's rows.";
+  }
+  if (Object.keys(problems).length > 0) return { problems, warnings: {} };
+  return {
+    ok: { grantsPerSecond: Number(values.grantsPerSecond!), ledgerRows: Number(values.ledgerRows!), subLedgerRows: Number(values.subLedgerRows!) },
+    warnings: {},
+  };
+}

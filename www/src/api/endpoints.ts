@@ -1,7 +1,7 @@
 // The API v1 calls the page makes, one function each.
 import { request } from "./http";
 import type {
-  AuditEntry, AuditList, CreateNamespace, Decimal, GrantList, Lookup, NamespaceList, Rates, RateWindow, Session, Summary,
+  AuditEntry, AuditList, CreateNamespace, Decimal, GrantList, Limits, Lookup, NamespaceList, Rates, RateWindow, Session, Summary,
 } from "./types";
 
 const ns = (name: string) => `/v1/namespaces/${encodeURIComponent(name)}`;
@@ -55,3 +55,7 @@ export const raiseFloor = (token: string, name: string, floor: Decimal) =>
 
 export const setFrozen = (token: string, name: string, frozen: boolean, reason: string) =>
   request<Summary>(token, "POST", `${ns(name)}/${frozen ? "freeze" : "unfreeze"}`, { reason });
+
+/** Sets the limits given (a number sets one, null puts it back to the default). */
+export const setLimits = (token: string, name: string, limits: { [K in keyof Limits]?: number | null }) =>
+  request<Summary>(token, "POST", `${ns(name)}/limits`, limits);

@@ -28,6 +28,24 @@ export interface Fence {
   witnessBehind: number;
 }
 
+/** What callers may add (authorities from the limits on). */
+export interface Limits {
+  /** New grants per second one token sub may take. */
+  grantsPerSecond: number;
+  /** Rows the grant ledger may hold. */
+  ledgerRows: number;
+  /** Rows one token sub may hold. */
+  subLedgerRows: number;
+}
+
+/** What the grant ledger holds. */
+export interface Ledger {
+  rows: number;
+  /** The namespace object's storage, where the runtime says. */
+  bytes: number | null;
+  topSubs: { sub: string | null; rows: number }[];
+}
+
 export interface Summary {
   namespace: string;
   first: Decimal;
@@ -44,6 +62,8 @@ export interface Summary {
   grantRate: { lastMinute: Rate; lastHour: Rate };
   exhaustion: { seconds: number; at: string | null } | null;
   fence?: Fence;
+  limits?: Limits;
+  ledger?: Ledger;
 }
 
 export interface NamespaceList {
@@ -61,7 +81,9 @@ export interface Grant {
   requestId: string;
   at: string;
   /** Who took it (the token's sub), on authorities that record it. */
-  sub?: string;
+  sub?: string | null;
+  /** Present for a grant kept in a span: committed between `at` and `span.lastAt`. */
+  span?: { firstRequestId: string; grants: number; lastAt: string };
 }
 
 export interface GrantList {

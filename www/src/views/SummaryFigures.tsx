@@ -36,6 +36,9 @@ export function SummaryFigures({ summary: s }: { summary: Summary }) {
         {s.fence && figure("Fence skipped", grouped(s.fence.skipped))}
         {s.fence && figure("Fence rollbacks", grouped(String(s.fence.rollbacks)))}
         {s.fence && figure("Witness restores", grouped(String(s.fence.witnessBehind)))}
+        {s.limits && figure("Grants/s per sub", grouped(String(s.limits.grantsPerSecond)), "limit-rate")}
+        {s.ledger && s.limits && figure("Ledger rows", `${grouped(String(s.ledger.rows))} of ${grouped(String(s.limits.ledgerRows))} (${grouped(String(s.limits.subLedgerRows))} per sub)`, "ledger-rows")}
+        {s.ledger && s.ledger.bytes !== null && figure("Storage", `${grouped(String(s.ledger.bytes))} bytes`)}
       </dl>
     </section>
   );
