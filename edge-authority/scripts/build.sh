@@ -58,7 +58,7 @@ if [ -f "$RANGEID_REPO/www/dist/admin/index.html" ] && [ "$(cat "$www_stamp" 2>/
 else
   rm -f "$www_stamp"
   node "$here/../www/scripts/build.mjs" >&2
-  echo "$www_want" >"$www_stamp"
+  [ "$(www_hash)" = "$www_want" ] && echo "$www_want" >"$www_stamp"
 fi
 
 # The Worker is rebuilt only when what it is made of changed (wasm-opt alone
@@ -92,5 +92,12 @@ else
   WASM_OPT_BIN="$here/node_modules/binaryen/bin/wasm-opt" \
   ESBUILD_BIN="$here/node_modules/@esbuild/linux-x64/bin/esbuild" \
     worker-build --release --out-dir "$out" "${features[@]}" >&2
-  echo "$want" >"$stamp"
+  # A source edited while cargo ran may or may not be in this build: stamp
+  # only when the inputs are what they were at the start, so the next run
+  # builds again otherwise.
+  if [ "$(inputs_hash)" = "$want" ]; then
+    echo "$want" >"$stamp"
+  else
+    echo "build.sh: sources changed during the build; $out/ is not stamped and the next run builds it again" >&2
+  fi
 fi
