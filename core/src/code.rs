@@ -63,8 +63,8 @@ error_codes! {
     NamespaceExists = "namespace_exists", 409;
     /// The floor is below the namespace's next value; floors never lower it.
     FloorBelowNext = "floor_below_next", 409;
-    /// The namespace was exported to move it to another authority: it stays
-    /// frozen here unless the move is abandoned explicitly.
+    /// The namespace was exported to move it to another authority: it is
+    /// retired here and stays frozen (import its document to use it).
     NamespaceExported = "namespace_exported", 409;
     /// An export document that is cut, edited or breaks core's rules.
     ExportInvalid = "export_invalid", 400;

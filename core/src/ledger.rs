@@ -329,7 +329,8 @@ impl Limits {
         sub_ledger_rows: Limits::DEFAULT_SUB_LEDGER_ROWS,
     };
 
-    /// Validates limits; absent ones take the defaults.
+    /// Validates limits; absent ones take the defaults, an absent
+    /// per-caller budget no more than the namespace's.
     pub fn new(
         grants_per_second: Option<u64>,
         ledger_rows: Option<u64>,
@@ -337,7 +338,7 @@ impl Limits {
     ) -> Result<Limits, LimitsError> {
         let rate = grants_per_second.unwrap_or(Limits::DEFAULT_GRANTS_PER_SECOND);
         let rows = ledger_rows.unwrap_or(Limits::DEFAULT_LEDGER_ROWS);
-        let sub = sub_ledger_rows.unwrap_or(Limits::DEFAULT_SUB_LEDGER_ROWS);
+        let sub = sub_ledger_rows.unwrap_or(Limits::DEFAULT_SUB_LEDGER_ROWS.min(rows));
         if !(1..=Limits::MAX_GRANTS_PER_SECOND).contains(&rate) {
             return Err(LimitsError::GrantRate);
         }
@@ -753,9 +754,13 @@ mod tests {
         );
         assert_eq!(Limits::new(None, Some(0), Some(0)), Err(LimitsError::Rows));
         assert_eq!(
-            Limits::new(None, Some(10), None),
+            Limits::new(None, Some(10), Some(11)),
             Err(LimitsError::SubAboveNamespace)
         );
+        // A namespace budget below the default per-caller one, set alone:
+        // the per-caller budget follows it down.
+        let l = Limits::new(None, Some(10), None).unwrap();
+        assert_eq!((l.ledger_rows(), l.sub_ledger_rows()), (10, 10));
         let l = Limits::new(Some(1), Some(1), Some(1)).unwrap();
         assert_eq!(
             (l.grants_per_second(), l.ledger_rows(), l.sub_ledger_rows()),

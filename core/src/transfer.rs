@@ -11,6 +11,14 @@
 //! grant below anything the source may have granted, even from a source
 //! whose own storage had gone back without its noticing (the witness's mark
 //! covers every grant the source ever made, see [`crate::fence`]).
+//!
+//! Before the source answers the handover it raises its witness to
+//! [`Handover::retire_mark`], past the namespace's last ID. The namespace
+//! is then retired there for good: a copy of the source's storage from
+//! before the export, put back later, starts against that mark with
+//! nothing left to grant, so it can never grant what the destination
+//! grants. A move is undone by importing the document, never by
+//! unfreezing the source.
 
 use crate::authority::{ConfigError, NamespaceConfig, NamespaceState, NamespaceStatus, StateError};
 use crate::code::ErrorCode;
@@ -90,6 +98,13 @@ impl Handover {
     pub fn start(&self) -> u128 {
         let end = u128::from(self.config().max()) + 1;
         self.next().max(self.fence()).max(self.witness).min(end)
+    }
+
+    /// The mark the source raises its witness to before it answers the
+    /// handover: `max + 1`, past every ID, so the source, and any restored
+    /// copy of it, starts with nothing to grant.
+    pub fn retire_mark(&self) -> u128 {
+        u128::from(self.config().max()) + 1
     }
 
     /// The destination's new namespace: active, `next` at [`Self::start`],
@@ -559,6 +574,41 @@ mod tests {
                 "never below anything the source knew"
             );
         }
+    }
+
+    #[test]
+    fn a_source_restored_after_the_retire_grants_nothing() {
+        // The source's storage goes back to before the export (frozen or
+        // not, fence below the document's start); it starts against its
+        // retired witness: nothing left, so nothing the destination grants.
+        let before = source(5_000, 7_000).with_status(NamespaceStatus::Active);
+        let h = Handover::export(&before, 7_000);
+        let mark = h.retire_mark();
+        assert_eq!(mark, u128::from(before.config().max()) + 1);
+        let restored = crate::fence::observe(
+            &before,
+            7_000,
+            before.fence(),
+            crate::fence::Witnessed::read(mark),
+            crate::fence::Phase::Starting,
+        );
+        assert_eq!(restored.state.remaining(), 0);
+        let request = GrantRequest {
+            namespace: name(),
+            incarnation: Incarnation::new("a").unwrap(),
+            request_id: RequestId::new("r").unwrap(),
+            count: 1,
+        };
+        assert!(matches!(
+            decide(
+                &restored.state,
+                &crate::ledger::LedgerView::EMPTY,
+                &request,
+                &Owner::new("svc"),
+                0
+            ),
+            Err(crate::authority::Refusal::Exhausted { remaining: 0 })
+        ));
     }
 
     #[test]

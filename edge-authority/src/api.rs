@@ -158,22 +158,6 @@ fn valid_reason(reason: String) -> Result<String, ApiError> {
     Ok(reason)
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct UnfreezeFields {
-    reason: String,
-    #[serde(default)]
-    abandon_export: bool,
-}
-
-/// Parses an unfreeze's `{reason, abandonExport?}`: the reason as
-/// [`reason`] checks it; `abandonExport` (default `false`) unfreezes a
-/// namespace that was exported, abandoning the move.
-pub fn unfreeze(body: &[u8]) -> Result<(String, bool), ApiError> {
-    let f: UnfreezeFields = parse_json(body)?;
-    Ok((valid_reason(f.reason)?, f.abandon_export))
-}
-
 /// Parses an import's body for the namespace `ns` of the path: the
 /// document read ([`crate::object::transfer::read`]) and checked as core
 /// checks it, so a refused document is never forwarded.

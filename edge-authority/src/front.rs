@@ -350,11 +350,7 @@ fn plan_route(
             let seg = seg.clone();
             let namespace = api::path_namespace(&seg)?;
             require(&claims, Access::Admin(&namespace))?;
-            let (reason, abandon_export) = if frozen {
-                (api::reason(body(incoming)?)?, false)
-            } else {
-                api::unfreeze(body(incoming)?)?
-            };
+            let reason = api::reason(body(incoming)?)?;
             object(
                 namespace,
                 ObjectRequest::SetFrozen {
@@ -362,7 +358,6 @@ fn plan_route(
                     frozen,
                     reason,
                     actor: claims.sub.clone(),
-                    abandon_export,
                 },
             )
         }
@@ -879,7 +874,8 @@ mod tests {
         assert_eq!(refused("{}"), code("export_invalid"));
         assert_eq!(refused(&doc[..doc.len() / 2]), code("export_invalid"));
         let bad = (400, "invalid_request".to_owned());
-        // An export needs a reason; an unfreeze may abandon a move.
+        // An export needs a reason; an unfreeze takes a reason only (a
+        // move is never undone by unfreezing the source).
         assert_eq!(
             status(&run(
                 "POST",
@@ -889,18 +885,16 @@ mod tests {
             )),
             bad
         );
-        match run(
-            "POST",
-            "/v1/namespaces/orders/unfreeze",
-            Some(&admin),
-            br#"{"reason":"move abandoned","abandonExport":true}"#,
-        ) {
-            Plan::Object {
-                request: ObjectRequest::SetFrozen { abandon_export, .. },
-                ..
-            } => assert!(abandon_export),
-            other => panic!("{other:?}"),
-        }
+        assert_eq!(
+            status(&run(
+                "POST",
+                "/v1/namespaces/orders/unfreeze",
+                Some(&admin),
+                br#"{"reason":"move abandoned","abandonExport":true}"#
+            )),
+            bad,
+            "an unfreeze takes a reason only"
+        );
         assert_eq!(
             status(&run(
                 "POST",

@@ -261,11 +261,7 @@ fn schemas() -> Value {
         "Floor": {"type": "object", "required": ["floor"], "additionalProperties": false,
             "properties": {"floor": id_in("the new next; never below the current one")}},
         "Reason": {"type": "object", "required": ["reason"], "additionalProperties": false,
-            "properties": {"reason": reason.clone()}},
-        "Unfreeze": {"type": "object", "required": ["reason"], "additionalProperties": false,
-            "properties": {"reason": reason,
-                "abandonExport": {"type": "boolean", "default": false,
-                    "description": "unfreeze a namespace that was exported (namespace_exported otherwise): only when its document was never imported anywhere"}}},
+            "properties": {"reason": reason}},
         "ExportDocument": {"type": "object", "additionalProperties": false,
             "description": "A namespace as its source handed it over (POST .../export), and what POST .../import takes, unchanged. \
                 check covers every other field; start is the highest of next, fence and witness, where the destination's first grant starts.",
@@ -423,12 +419,12 @@ pub fn document() -> Value {
             "/v1/namespaces/{ns}/freeze": {"post": operation("Freeze: refuse new grants", Some("admin"), Some("Reason"),
                 json!([ns_param()]),
                 with(with(vec![ok("200", "summary after", "Summary")], &AUTH), &admin_ns))},
-            "/v1/namespaces/{ns}/unfreeze": {"post": operation("Unfreeze", Some("admin"), Some("Unfreeze"),
+            "/v1/namespaces/{ns}/unfreeze": {"post": operation("Unfreeze (refused for a namespace exported from here: namespace_exported)", Some("admin"), Some("Reason"),
                 json!([ns_param()]),
                 with(with(vec![ok("200", "summary after", "Summary")], &AUTH),
                     &[E::InvalidRequest, E::NamespaceNotFound, E::PayloadTooLarge, E::NamespaceExported]))},
             "/v1/namespaces/{ns}/export": {"post": operation(
-                "Export to move it to another authority: reads the witness, freezes the namespace and answers its document (audited); it stays frozen",
+                "Export to move it to another authority: reads the witness, freezes the namespace (audited), retires it here (its witness raised past max, so no copy of this storage can grant again) and answers its document; it stays frozen",
                 Some("admin"), Some("Reason"), json!([ns_param()]),
                 with(with(vec![ok("200", "the document for POST .../import on the destination", "ExportDocument")], &AUTH), &admin_ns))},
             "/v1/namespaces/{ns}/import": {"post": operation(

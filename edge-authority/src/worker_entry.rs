@@ -457,9 +457,13 @@ impl DurableObject for Namespace {
         self.alarm_at.set(None);
         self.alarm_checked.set(true);
         // An object whose namespace does not exist (any more, after a
-        // restore to before its creation) keeps no alarm.
-        if !matches!(object::load_any(&self.sql), Ok(Some(_))) {
-            return Response::ok("no namespace");
+        // restore to before its creation) keeps no alarm; storage that
+        // cannot be read is an error, so the runtime retries the alarm
+        // rather than the check-ins stopping for good.
+        match object::load_any(&self.sql) {
+            Ok(Some(_)) => {}
+            Ok(None) => return Response::ok("no namespace"),
+            Err(e) => return Err(worker::Error::RustError(format!("alarm: {e}"))),
         }
         if self.clock(now).check_due() {
             // The check-in: hear from the witness (raising it back if it went
@@ -605,18 +609,31 @@ impl Namespace {
                         }
                     };
                     // --- synchronous: the freeze and its audit entry, one commit ---
-                    let reply = object::transfer::export(
+                    let exported = object::transfer::export(
                         &self.sql,
                         namespace,
                         (sent_at, got),
                         (reason, actor, source),
                         now_ms(),
-                    )
-                    .unwrap_or_else(|e| e.reply());
-                    if reply.status < 300 {
-                        self.push_summary(now_ms()).await;
-                    }
-                    return reply;
+                    );
+                    let (reply, retire) = match exported {
+                        Ok(done) => done,
+                        Err(e) => return e.reply(),
+                    };
+                    self.push_summary(now_ms()).await;
+                    // The document only once the namespace is retired here:
+                    // the witness past the last ID, so no copy of this
+                    // object's storage can ever grant again.
+                    return match raise_witness(&self.sql, &self.env, namespace, retire, None).await
+                    {
+                        Ok(Some(_)) => reply,
+                        Ok(None) => ApiError::unavailable("no namespace here").reply(),
+                        Err(e) => ApiError::unavailable(format!(
+                            "the namespace is frozen and exported, but its witness could not be \
+                             retired ({e}); export again to get the document"
+                        ))
+                        .reply(),
+                    };
                 }
                 Step::RaiseFence { target } => {
                     let count = match request {

@@ -527,17 +527,14 @@ succeeds and changes nothing; another configuration is refused
   },
 
   "ns unfreeze": {
-    usage: "rangeid ns unfreeze NAME --reason TEXT [--abandon-export]",
+    usage: "rangeid ns unfreeze NAME --reason TEXT",
     about: `Unfreezes a namespace (admin): grants resume. Audited with the reason.
-A namespace that was exported (ns export) stays frozen (namespace_exported):
-unfreeze it only if its document was never imported anywhere, with
---abandon-export.`,
+A namespace exported from here (ns export) is retired here and stays frozen
+(namespace_exported): import its document to use it, on the destination or
+here under another name (ns import FILE --as NAME).`,
     args: ["NAME"],
-    options: { reason: { type: "string" }, "abandon-export": { type: "boolean" } },
-    optionsHelp: `  --reason TEXT     why (1 to 256 printable characters); kept in the audit log
-  --abandon-export  the namespace was exported and the move is abandoned: its
-                    document was never imported (else two authorities would
-                    grant the same IDs)`,
+    options: { reason: { type: "string" } },
+    optionsHelp: `  --reason TEXT     why (1 to 256 printable characters); kept in the audit log`,
     async run(ctx) {
       await stateChange(ctx, "unfreeze");
     },
@@ -766,7 +763,6 @@ async function stateChange({ values, args, conn }, action) {
   const name = needNamespace(args[0]);
   const reason = needReason(values.reason);
   const fields = { reason };
-  if (values["abandon-export"]) fields.abandonExport = true;
   const res = await call(conn, "POST", `${nsPath(name)}/${action}`, { body: JSON.stringify(fields) });
   const body = ok(res);
   out(values.json ? res.text : `${name}: ${body.state}`);
@@ -797,7 +793,7 @@ The authority (--url or RANGEID_URL, --token or RANGEID_TOKEN):
   ns list [--limit N] [--after NAME]                       reader
   ns show NAME                                             reader
   ns freeze NAME --reason TEXT                             admin
-  ns unfreeze NAME --reason TEXT [--abandon-export]        admin
+  ns unfreeze NAME --reason TEXT                           admin
   ns floor NAME --to N                                     admin
   ns export NAME --reason TEXT [--out FILE]                admin: freeze, print the document
   ns import FILE [--as NAME]                               admin: create from a document

@@ -12,9 +12,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { Authority, assertDisjoint, authorityDir, uniqueNs } from './harness.mjs';
 
 const cli = join(authorityDir, '..', 'npm', 'bin', 'rangeid.mjs');
@@ -82,10 +82,11 @@ test('a namespace moves from A to B: B never grants below A\'s highest end nor A
   const file = join(dir, `${ns}.json`);
   r = await rangeid(A, ['namespace', 'export', ns, '--reason', 'move to B', '--out', file]);
   assert.equal(r.code, 0, r.stderr);
-  const mark = witnessMark(A);
+  const retired = witnessMark(A);
   const doc = JSON.parse(readFileSync(file, 'utf8'));
-  console.log(`A: highest end ${highestEnd}, witness mark ${mark} (file); document next ${doc.next}, fence ${doc.fence}, witness ${doc.witness}, start ${doc.start}`);
-  assert.equal(BigInt(doc.witness), mark, 'the document holds the witness mark as the witness stores it');
+  const mark = BigInt(doc.witness);
+  console.log(`A: highest end ${highestEnd}, witness retired to ${retired} (file); document next ${doc.next}, fence ${doc.fence}, witness ${doc.witness}, start ${doc.start}`);
+  assert.equal(retired, BigInt(doc.max) + 1n, 'the export retired A\'s witness past the last ID');
   assert.ok(mark > highestEnd, 'the fence is ahead of what A granted');
 
   // A is frozen, and stays so.
@@ -94,10 +95,10 @@ test('a namespace moves from A to B: B never grants below A\'s highest end nor A
   assert.equal(g.body.error.code, 'namespace_frozen');
   r = await rangeid(A, ['ns', 'unfreeze', ns, '--reason', 'oops']);
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /namespace_exported: .*abandonExport/);
+  assert.match(r.stderr, /namespace_exported: .*retired here/);
   assert.equal((await summary(A, ns)).body.state, 'frozen');
   assert.equal((await grant(A, ns)).status, 423);
-  assert.equal(witnessMark(A), mark, 'nothing moved A\'s witness after the export');
+  assert.equal(witnessMark(A), retired, 'nothing moved A\'s witness after the export');
 
   // Bad documents into B: each refused with its own code, nothing created.
   const text = readFileSync(file, 'utf8');
@@ -175,4 +176,36 @@ test('an import into a namespace that exists on the destination with grants is r
   const after2 = (await summary(B, ns)).body;
   assert.deepEqual([after2.state, after2.next, after2.rangesGranted], [before2.state, before2.next, before2.rangesGranted]);
   assert.equal((await grant(B, ns, 10)).status, 200, 'B\'s own namespace still grants');
+});
+
+test('a copy of the source from before the export, put back alone, grants nothing: the export retired its witness', { timeout: 180_000 }, async () => {
+  const C = new Authority({ runtime: 'workerd' });
+  started.push(C);
+  await C.start();
+  const ns = uniqueNs('retire');
+  let r = await rangeid(C, ['ns', 'create', ns]);
+  assert.equal(r.code, 0, r.stderr);
+  for (let i = 0; i < 5; i++) assert.equal((await grant(C, ns)).status, 200);
+  // The namespace object's files as a backup before the export holds them.
+  await C.stop();
+  const copy = join(dir, 'before-export');
+  mkdirSync(copy, { recursive: true });
+  const files = C.objectFiles('Namespace');
+  for (const f of files) copyFileSync(f, join(copy, basename(f)));
+  await C.start();
+  const file = join(dir, `${ns}-retire.json`);
+  r = await rangeid(C, ['ns', 'export', ns, '--reason', 'move', '--out', file]);
+  assert.equal(r.code, 0, r.stderr);
+  const doc = JSON.parse(readFileSync(file, 'utf8'));
+  // Put the namespace object's files back alone (the witness keeps its
+  // mark), as a point-in-time restore of that object would.
+  await C.stop();
+  for (const f of C.objectFiles('Namespace')) rmSync(f);
+  for (const f of files) copyFileSync(join(copy, basename(f)), f);
+  await C.start();
+  assert.equal((await summary(C, ns)).body.state, 'active', 'the copy is from before the freeze');
+  const g = await grant(C, ns);
+  console.log(`restored source after the export (document start ${doc.start}): ${g.status} ${g.text}`);
+  assert.notEqual(g.status, 200, `the restored source granted ${g.body.start}..${g.body.end}, the destination's IDs from ${doc.start}`);
+  assert.equal(g.body.error.code, 'namespace_exhausted');
 });

@@ -157,19 +157,19 @@ pub fn raise_floor(
 }
 
 /// Freezes (`frozen`) or unfreezes the namespace, with a reason. An
-/// unfreeze after an export is refused (`namespace_exported`) unless
-/// `abandon_export` says the move is abandoned (then audited so).
+/// unfreeze after an export is refused (`namespace_exported`): the
+/// namespace was retired here.
 pub fn set_frozen(
     sql: &impl Sql,
     ns: &Namespace,
-    (frozen, abandon_export): (bool, bool),
+    frozen: bool,
     reason: &str,
     actor: &str,
     now: i64,
 ) -> Result<HttpReply, ApiError> {
     let row = load(sql, ns)?;
     let exported = !frozen && super::transfer::exported(sql).map_err(unavailable)?;
-    if exported && !abandon_export {
+    if exported {
         return Err(super::transfer::still_exported(ns));
     }
     let status = if frozen {
@@ -184,11 +184,7 @@ pub fn set_frozen(
     let change = Change {
         action: if frozen { "freeze" } else { "unfreeze" },
         before: json!({ "state": row.state.status().as_str() }),
-        after: if exported {
-            json!({ "state": status.as_str(), "abandonedExport": true })
-        } else {
-            json!({ "state": status.as_str() })
-        },
+        after: json!({ "state": status.as_str() }),
         reason: Some(reason),
     };
     commit_change(sql, now, actor, &row, &after, &change)

@@ -121,10 +121,6 @@ pub enum ObjectRequest {
         reason: String,
         /// The token's `sub`.
         actor: String,
-        /// For an unfreeze: the namespace was exported, and the move is
-        /// abandoned (absent from older fronts: `false`).
-        #[serde(default)]
-        abandon_export: bool,
     },
     /// Export the namespace to move it: freeze it and answer the document
     /// (after the driver read the witness: [`Step::ReadWitness`]).
@@ -337,15 +333,7 @@ pub fn handle(sql: &impl Sql, request: &ObjectRequest, waiting: u64, now: i64) -
             frozen,
             reason,
             actor,
-            abandon_export,
-        } => admin::set_frozen(
-            sql,
-            namespace,
-            (*frozen, *abandon_export),
-            reason,
-            actor,
-            now,
-        ),
+        } => admin::set_frozen(sql, namespace, *frozen, reason, actor, now),
         ObjectRequest::Export { .. } => return Step::ReadWitness,
         ObjectRequest::Import {
             namespace,

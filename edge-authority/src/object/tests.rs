@@ -252,7 +252,6 @@ fn frozen_refuses_new_grants_but_replays() {
     call(&db, create_req("z", 1, 1000, 100));
     call(&db, grant_req("z", "a", "r1", 5));
     let set = |frozen| ObjectRequest::SetFrozen {
-        abandon_export: false,
         namespace: ns("z"),
         frozen,
         reason: "incident 7".into(),
@@ -827,7 +826,6 @@ fn an_admin_change_without_its_audit_entry_commits_nothing() {
     };
     assert_eq!(run(&broken, &floor, T0).reply.status, 503);
     let freeze = ObjectRequest::SetFrozen {
-        abandon_export: false,
         namespace: ns("u"),
         frozen: true,
         reason: "x".into(),

@@ -8,9 +8,12 @@
 //!   commit freezes the namespace and writes the `export` audit entry, and
 //!   the answer is an [`ExportDocument`]: the configuration, `next`, the
 //!   fence, the witness's mark, where the destination will start, and a
-//!   SHA-256 check over all of it. From then on the source stays frozen: an
-//!   unfreeze is refused (`namespace_exported`) unless it says it abandons
-//!   the move.
+//!   SHA-256 check over all of it. Before answering, the driver raises the
+//!   witness to the handover's retire mark (past `max`): the namespace is
+//!   retired on the source for good, and even a copy of its storage from
+//!   before the export starts with nothing to grant. An unfreeze is
+//!   refused (`namespace_exported`); a move is undone by importing the
+//!   document (on the destination, or here under another name).
 //! - **Import** (`POST /v1/namespaces/{ns}/import`, admin, the document as
 //!   the body): one commit creates the namespace with `next` already at the
 //!   document's start and writes the `import` audit entry, so there is no
@@ -62,16 +65,18 @@ pub fn read(body: &[u8]) -> Result<ExportDocument, ApiError> {
 /// from the witness, after the object's start, with a request sent when the
 /// recorded fence was `sent_at_fence`) as any answer from it is applied,
 /// then in one commit freezes the namespace and writes the
-/// `export` audit entry; answers `200` with the [`ExportDocument`].
-/// Exporting again (the namespace is then already frozen) answers a new
-/// document at least as high: import only one of them.
+/// `export` audit entry; answers `200` with the [`ExportDocument`] and the
+/// mark the driver must raise the witness to before it sends that answer
+/// ([`Handover::retire_mark`]). Exporting again (the namespace is then
+/// already frozen) answers a new document at least as high: import only
+/// one of them.
 pub fn export(
     sql: &impl Sql,
     ns: &Namespace,
     (sent_at_fence, witness): (u128, Witnessed),
     (reason, actor, source): (&str, &str, &str),
     now: i64,
-) -> Result<HttpReply, ApiError> {
+) -> Result<(HttpReply, u128), ApiError> {
     load(sql, ns)?;
     grant::witnessed(sql, sent_at_fence, witness, Phase::Running, now).map_err(unavailable)?;
     let row = load(sql, ns)?;
@@ -101,7 +106,7 @@ pub fn export(
         )
     })
     .map_err(unavailable)?;
-    Ok(HttpReply::json(200, &doc))
+    Ok((HttpReply::json(200, &doc), handover.retire_mark()))
 }
 
 /// The check of the document this object's namespace was imported from,
@@ -179,22 +184,21 @@ pub fn import(
 /// `export` or `unfreeze` audit entry is an export.
 pub fn exported(sql: &impl Sql) -> Result<bool, StoreError> {
     let rows = sql.exec(
-        "SELECT action FROM audit WHERE action IN ('export', 'unfreeze') ORDER BY seq DESC LIMIT 1",
+        "SELECT action FROM audit WHERE action = 'export' LIMIT 1",
         &[],
     )?;
-    Ok(rows
-        .first()
-        .is_some_and(|r| crate::store::text(r, 0) == Ok("export")))
+    Ok(!rows.is_empty())
 }
 
-/// The refusal of an unfreeze after an export that was not abandoned.
+/// The refusal of an unfreeze after an export.
 pub fn still_exported(ns: &Namespace) -> ApiError {
     ApiError::new(
         ErrorCode::NamespaceExported,
         format!(
-            "namespace {:?} was exported to move it to another authority; unfreezing it here \
-             would let two authorities grant the same IDs. Only if the document was never \
-             imported anywhere, unfreeze with abandonExport: true",
+            "namespace {:?} was exported to move it to another authority and is retired here \
+             (its witness is past its last ID); unfreezing it would let two authorities grant \
+             the same IDs. Import the document instead: on the destination, or here under \
+             another name",
             ns.as_str()
         ),
     )

@@ -131,9 +131,9 @@ Install the version this authority is tested with (it needs Node.js 22.12 or new
   let keysText;
   if (values.keys !== undefined) {
     const keys = resolve(values.keys);
-    if (!existsSync(keys)) throw usage(`--keys ${values.keys}: no such file (make one with: npx --no-install rangeid keygen --kid prod-1 --out ${values.keys})`);
+    if (!existsSync(keys)) throw usage(`--keys ${values.keys}: no such file (make one with: npx --no-install rangeid keygen --alg EdDSA --kid prod-1 --out ${values.keys})`);
     if (existsSync(join(home, "keys.json")) && realpathSync(keys) === realpathSync(join(home, "keys.json"))) {
-      throw usage(`--keys ${values.keys} is rangeid dev's local key (its admin token was printed in a terminal); make a production key: npx --no-install rangeid keygen --kid prod-1 --out ~/rangeid-prod-keys.json`);
+      throw usage(`--keys ${values.keys} is rangeid dev's local key (its admin token was printed in a terminal); make a production key: npx --no-install rangeid keygen --alg EdDSA --kid prod-1 --out ~/rangeid-prod-keys.json`);
     }
     runSelf(["token", "--role", "admin", "--ns", "*", "--ttl", "60s", "--keys", keys], fail);
     if (!relative(process.cwd(), keys).startsWith("..")) {
@@ -181,7 +181,7 @@ Install the version this authority is tested with (it needs Node.js 22.12 or new
     ? `RANGEID_SIGNING_KEYS: ${dry ? "would go up" : "uploaded"} with this version, from ${values.keys}`
     : `RANGEID_SIGNING_KEYS: not given, so ${dry ? "a deployment would keep" : "the Worker keeps"} the keys it had. A first deployment
 refuses every request until they are set; make a key outside the project and deploy with it:
-  npx --no-install rangeid keygen --kid prod-1 --out ~/rangeid-prod-keys.json
+  npx --no-install rangeid keygen --alg EdDSA --kid prod-1 --out ~/rangeid-prod-keys.json
   npx --no-install rangeid deploy --keys ~/rangeid-prod-keys.json`;
   out(`${dry ? "rangeid deploy: dry run done; nothing was uploaded (the configuration: " + config + ")" : "rangeid deploy: deployed"}
 ${keysLine}

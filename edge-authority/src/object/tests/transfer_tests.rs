@@ -22,7 +22,11 @@ pub(super) fn export_now(db: &impl Sql, r: &ObjectRequest, now: i64) -> Outcome 
         .flatten()
         .map_or(0, |row| row.state.fence());
     match transfer::export(db, namespace, (sent_at, got), (reason, actor, source), now) {
-        Ok(reply) => reply.into(),
+        // As the driver does: the witness is retired before the answer.
+        Ok((reply, retire)) => {
+            raise(db, retire);
+            reply.into()
+        }
         Err(e) => e.into(),
     }
 }
@@ -44,13 +48,12 @@ fn import_req(doc: &Json) -> ObjectRequest {
     }
 }
 
-fn unfreeze_req(name: &str, abandon_export: bool) -> ObjectRequest {
+fn unfreeze_req(name: &str) -> ObjectRequest {
     ObjectRequest::SetFrozen {
         namespace: ns(name),
         frozen: false,
         reason: "back".into(),
         actor: "ops".into(),
-        abandon_export,
     }
 }
 
@@ -99,7 +102,9 @@ fn destination(doc: &Json, n: usize) -> (u16, Json, Vec<(u128, u128)>) {
 fn an_export_freezes_in_the_same_commit_and_hands_over_the_highest_mark() {
     let db = db();
     let doc = exported_source(&db, 5);
-    let witness = WITNESS.with(Cell::get);
+    // The mark the witness held when read; since then the export retired it.
+    let witness = dec(&doc["witness"]);
+    assert_eq!(WITNESS.with(Cell::get), u128::from(u64::MAX) + 1);
     let (_, sum) = call(
         &db,
         ObjectRequest::Summary {
@@ -182,7 +187,7 @@ fn the_destination_starts_at_the_document_and_never_grants_below_the_witness_mar
     let source: Vec<(u128, u128)> = (0..20)
         .map(|i| range_of(&call(&db, grant_req("orders", "a", &format!("r{i}"), 100)).1))
         .collect();
-    let mark = WITNESS.with(Cell::get);
+    let mark = dec(&doc["witness"]);
     let (s, sum, ranges) = destination(&doc, 20);
     assert_eq!(s, 201, "{sum}");
     assert_eq!(
@@ -277,10 +282,10 @@ fn a_document_that_was_edited_is_refused_and_changes_nothing() {
 }
 
 #[test]
-fn the_source_stays_frozen_unless_the_move_is_abandoned() {
+fn the_source_stays_frozen_and_retired() {
     let db = db();
     exported_source(&db, 1);
-    let (s, e) = call(&db, unfreeze_req("orders", false));
+    let (s, e) = call(&db, unfreeze_req("orders"));
     assert_eq!((s, code(&e)), (409, "namespace_exported"));
     let (_, sum) = call(
         &db,
@@ -289,43 +294,45 @@ fn the_source_stays_frozen_unless_the_move_is_abandoned() {
         },
     );
     assert_eq!(sum["state"], "frozen");
+    // The witness is past the last ID.
+    assert_eq!(WITNESS.with(Cell::get), u128::from(u64::MAX) + 1);
     // Freezing again, or exporting again, changes nothing of that.
     let freeze = ObjectRequest::SetFrozen {
         namespace: ns("orders"),
         frozen: true,
         reason: "still".into(),
         actor: "ops".into(),
-        abandon_export: false,
     };
     assert_eq!(call(&db, freeze).0, 200);
-    assert_eq!(call(&db, unfreeze_req("orders", false)).0, 409);
+    assert_eq!(call(&db, unfreeze_req("orders")).0, 409);
     let (s, again) = call(&db, export_req("orders"));
     assert_eq!(s, 200);
     assert!(dec(&again["start"]) >= dec(&again["next"]));
-    assert_eq!(call(&db, unfreeze_req("orders", false)).0, 409);
-    // Abandoned explicitly: audited as such; then grants resume.
-    let (s, sum) = call(&db, unfreeze_req("orders", true));
-    assert_eq!((s, sum["state"].as_str()), (200, Some("active")));
-    let (_, a) = call(
-        &db,
-        ObjectRequest::Audit {
-            namespace: ns("orders"),
-            limit: 1,
-            before: None,
-        },
+    assert_eq!(call(&db, unfreeze_req("orders")).0, 409);
+}
+
+#[test]
+fn a_copy_of_the_source_from_before_the_export_grants_nothing() {
+    // The review's case: the source's storage alone is put back to a copy
+    // from before the export (active, no export entry); it starts against
+    // its witness, which the export retired past the last ID.
+    let db = db();
+    call(&db, create_req("orders", 1, u64::MAX, 1_000));
+    assert_eq!(call(&db, grant_req("orders", "a", "r0", 100)).0, 200);
+    let copy = snapshot(&db);
+    let (s, doc) = call(&db, export_req("orders"));
+    assert_eq!(s, 200, "{doc}");
+    restore(&db, &copy);
+    db.exec("DELETE FROM audit WHERE action = 'export'", &[])
+        .unwrap();
+    check(&db, 0);
+    let (s, e) = call(&db, grant_req("orders", "b", "r0", 1));
+    assert_eq!(
+        (s, code(&e)),
+        (409, "namespace_exhausted"),
+        "a restored source must not grant from {} on: {e}",
+        doc["start"]
     );
-    assert_eq!(a["audit"][0]["after"]["abandonedExport"], true);
-    assert_eq!(call(&db, grant_req("orders", "a", "next", 1)).0, 200);
-    // An ordinary freeze and unfreeze needs no such flag.
-    let freeze = ObjectRequest::SetFrozen {
-        namespace: ns("orders"),
-        frozen: true,
-        reason: "maintenance".into(),
-        actor: "ops".into(),
-        abandon_export: false,
-    };
-    call(&db, freeze);
-    assert_eq!(call(&db, unfreeze_req("orders", false)).0, 200);
 }
 
 #[test]
