@@ -128,7 +128,7 @@ test("slow: answers take their time; a generator's timeout retries and an abort 
 
 test("frozen and exhausted reach callers as the real authority's do", async () => {
   const a = createTestAuthority({ max: 30 });
-  const ids = await generator(a, { rangeSize: 10, deadlineMs: 300 });
+  const ids = await generator(a, { rangeSize: 10, deadlineMs: 300, retryMaxMs: 50 });
   const got = await ids.nextIds(10);
   a.freeze();
   await assert.rejects(ids.nextId(), (e) => e.code === "frozen");
