@@ -48,7 +48,7 @@ test('metrics follow the summaries, count refusals, and never go back across a r
     assert.equal((await a.req('POST', '/v1/namespaces', { token: admin, body: { namespace: name, ...extra } })).status, 201);
   }
   const gen = a.token('generator', [ns], { sub: 'svc-a' });
-  const other = a.token('generator', [ns], { sub: 'svc-b' });
+  const genB = a.token('generator', [ns], { sub: 'svc-b' });
   const grant = (token, requestId, count) => a.req('POST', '/v1/ranges', { token, body: { namespace: ns, incarnation: 'm1', requestId, count } });
   assert.equal((await grant(gen, 'r1', 40000)).status, 200);
   assert.equal((await grant(gen, 'r2', 40000)).status, 200);
@@ -58,8 +58,8 @@ test('metrics follow the summaries, count refusals, and never go back across a r
   const limits = await a.req('POST', `/v1/namespaces/${ns}/limits`, { token: admin, body: { grantsPerSecond: 1, subLedgerRows: 1 } });
   assert.equal(limits.status, 200, limits.text);
   assert.equal((await grant(gen, 'r4', 1)).status, 429, 'ledger_full: svc-a holds its row (r1 and r2, a span)');
-  assert.equal((await grant(other, 'r1', 1)).status, 200, 'svc-b has its own');
-  assert.equal((await grant(other, 'r2', 1)).status, 429, 'rate_limited: one a second');
+  assert.equal((await grant(genB, 'r1', 1)).status, 200, 'svc-b has its own');
+  assert.equal((await grant(genB, 'r2', 1)).status, 429, 'rate_limited: one a second');
   assert.equal((await a.req('POST', `/v1/namespaces/${ns}/freeze`, { token: admin, body: { reason: 'metrics drill' } })).status, 200);
   assert.equal((await grant(gen, 'r5', 1)).status, 423, 'frozen');
 

@@ -620,7 +620,7 @@ async function finish(pkg, rep) {
     const c = rep.counts;
     if (Object.keys(c.finals).length > 0) failures.push(`generators stopped by final errors: ${JSON.stringify(c.finals)}`);
     if (c.malformed > 0) failures.push(`${c.malformed} IDs were not canonical decimal strings`);
-    if (c.contract > 0) failures.push(`${c.contract} nextIds batches were not 1..n consecutive IDs`);
+    if (c.contract > 0) failures.push(`${c.contract} nextIds(n) batches were not exactly n distinct IDs`);
     if (rep.waits.hangs.length > 0) failures.push(`${rep.waits.hangs.length} calls waited past ${secs(HANG_MS)}: ${JSON.stringify(rep.waits.hangs.slice(0, 3))}`);
     if (rep.waits.longestStarvedMs > STARVE_MS) failures.push(`a caller went ${secs(rep.waits.longestStarvedMs)} without an ID (limit ${secs(STARVE_MS)}): ${JSON.stringify(rep.waits.longestStarved)}`);
     if (rep.afterHeal.got < rep.afterHeal.callers) failures.push(`after healing only ${rep.afterHeal.got} of ${rep.afterHeal.callers} callers got an ID; the others: ${JSON.stringify(rep.afterHeal.missing)}`);

@@ -319,5 +319,5 @@ test("rangeid deploy: without wrangler it says how to get it; with it, --dry-run
 
   r = await npx(["deploy", "--dry-run"], { offline, env: blocked });
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /RANGEID_SIGNING_KEYS: not given[\s\S]*rangeid keygen --kid prod-1 --out ~\/rangeid-prod-keys\.json\n {2}npx --no-install rangeid deploy --keys/);
+  assert.match(r.stdout, /RANGEID_SIGNING_KEYS: not given[\s\S]*rangeid keygen --alg EdDSA --kid prod-1 --out ~\/rangeid-prod-keys\.json\n {2}npx --no-install rangeid deploy --keys/);
 });
