@@ -382,15 +382,19 @@ once, atomically).`,
       const now = Math.floor(Date.now() / 1000);
       const kid = values.kid ?? (values.add === undefined ? "local-1" : datedKid(now));
       if (!KID_RE.test(kid)) throw usage(`--kid ${JSON.stringify(kid)}: a kid is 1 to 64 of A-Z a-z 0-9 . _ -`);
-      const key = local(() => newKey(values.alg, now));
       if (values.add !== undefined) {
         if (!existsSync(values.add)) throw usage(`--add ${values.add}: no such file (make a new map with keygen --out)`);
         const entries = local(() => parseKeyMap(readFlagFile("--add", values.add)));
+        // A rotation keeps the map's kind unless --alg says otherwise: the
+        // newest key's (an EdDSA map must not gain an HS256 secret unasked).
+        const newest = entries.reduce((a, e) => ((e.created ?? -1) >= (a?.created ?? -1) ? e : a), undefined);
+        const key = local(() => newKey(values.alg ?? newest?.alg ?? "HS256", now));
         if (entries.some((e) => e.kid === kid)) throw usage(`--add ${values.add}: it already has a key named ${JSON.stringify(kid)}; pick another --kid`);
         replaceSecretFile(values.add, `${keyMapText([...entries, { kid, value: key }])}\n`);
         process.stderr.write(`rangeid: added ${key.alg} key ${kid} to ${values.add}; \`rangeid token\` now signs with it\n`);
         return;
       }
+      const key = local(() => newKey(values.alg, now));
       const text = `${keyMapText([{ kid, value: key }])}\n`;
       if (values.out === undefined) return out(text);
       writeNewSecretFile(values.out, text);
@@ -530,8 +534,7 @@ succeeds and changes nothing; another configuration is refused
     usage: "rangeid ns unfreeze NAME --reason TEXT",
     about: `Unfreezes a namespace (admin): grants resume. Audited with the reason.
 A namespace exported from here (ns export) is retired here and stays frozen
-(namespace_exported): import its document to use it, on the destination or
-here under another name (ns import FILE --as NAME).`,
+(namespace_exported): import its document on the destination to use it.`,
     args: ["NAME"],
     options: { reason: { type: "string" } },
     optionsHelp: `  --reason TEXT     why (1 to 256 printable characters); kept in the audit log`,

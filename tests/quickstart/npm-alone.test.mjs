@@ -315,6 +315,10 @@ test("rangeid deploy: without wrangler it says how to get it; with it, --dry-run
   const config = readFileSync(join(project, ".rangeid", "deploy", "wrangler.toml"), "utf8");
   assert.ok(config.includes(`main = "${join(project, "node_modules", "rangeid-authority", "build", "index.js")}"`), config);
   assert.match(config, /new_sqlite_classes = \["Fence"\]/, "the package's migrations");
+  assert.match(config, /^name = "ids-test"$/m, "--name is in the configuration later wrangler commands use");
+  r = await npx(["deploy", "--dry-run", "--name", "Bad_Name"], { offline, env: blocked });
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--name "Bad_Name" is not a Worker name/);
   assert.doesNotMatch(readFileSync(join(project, "node_modules", "rangeid-authority", "workerd", "authority.capnp"), "utf8"), /^\s*\(name = "RANGEID_TEST_ONLY/m, "no test switch in the packaged configuration");
 
   r = await npx(["deploy", "--dry-run"], { offline, env: blocked });

@@ -12,8 +12,7 @@
 //!   witness to the handover's retire mark (past `max`): the namespace is
 //!   retired on the source for good, and even a copy of its storage from
 //!   before the export starts with nothing to grant. An unfreeze is
-//!   refused (`namespace_exported`); a move is undone by importing the
-//!   document (on the destination, or here under another name).
+//!   refused (`namespace_exported`), and so is another export.
 //! - **Import** (`POST /v1/namespaces/{ns}/import`, admin, the document as
 //!   the body): one commit creates the namespace with `next` already at the
 //!   document's start and writes the `import` audit entry, so there is no
@@ -67,9 +66,9 @@ pub fn read(body: &[u8]) -> Result<ExportDocument, ApiError> {
 /// then in one commit freezes the namespace and writes the
 /// `export` audit entry; answers `200` with the [`ExportDocument`] and the
 /// mark the driver must raise the witness to before it sends that answer
-/// ([`Handover::retire_mark`]). Exporting again (the namespace is then
-/// already frozen) answers a new document at least as high: import only
-/// one of them.
+/// ([`Handover::retire_mark`]). Exporting again answers a new document
+/// only while the retire has not happened (it failed: the first document
+/// was never answered); after it, `namespace_exported`.
 pub fn export(
     sql: &impl Sql,
     ns: &Namespace,
@@ -77,7 +76,20 @@ pub fn export(
     (reason, actor, source): (&str, &str, &str),
     now: i64,
 ) -> Result<(HttpReply, u128), ApiError> {
-    load(sql, ns)?;
+    let before = load(sql, ns)?;
+    let end = u128::from(before.state.config().max()) + 1;
+    if before.state.fence() >= end && exported(sql).map_err(unavailable)? {
+        // Retired already: a new document would start past the last ID.
+        return Err(ApiError::new(
+            ErrorCode::NamespaceExported,
+            format!(
+                "namespace {:?} was exported and is retired here; its document is the one \
+                 the first export answered (its start and check are in the audit log's \
+                 export entry)",
+                ns.as_str()
+            ),
+        ));
+    }
     grant::witnessed(sql, sent_at_fence, witness, Phase::Running, now).map_err(unavailable)?;
     let row = load(sql, ns)?;
     let handover = Handover::export(&row.state, witness.mark);
@@ -197,8 +209,7 @@ pub fn still_exported(ns: &Namespace) -> ApiError {
         format!(
             "namespace {:?} was exported to move it to another authority and is retired here \
              (its witness is past its last ID); unfreezing it would let two authorities grant \
-             the same IDs. Import the document instead: on the destination, or here under \
-             another name",
+             the same IDs. Import its document on the destination",
             ns.as_str()
         ),
     )

@@ -26,7 +26,9 @@ so the deployed Worker cannot mint; HS256 secrets as they are. Without
 it the Worker keeps the keys it had, and a first deployment refuses every
 request until they are set. --dry-run builds and checks everything and
 uploads nothing (no account needed). Arguments after -- go to
-\`wrangler deploy\` (e.g. -- --domain ids.example.com).`,
+\`wrangler deploy\` (e.g. -- --keep-vars); --name and --domain are written
+into the generated configuration, so later wrangler commands given
+--config .rangeid/deploy/wrangler.toml reach the same Worker.`,
     options: {
       "dry-run": { type: "boolean" },
       keys: { type: "string" },
@@ -61,7 +63,7 @@ const tomlString = (s) => JSON.stringify(s);
 /** The template with main and the assets folder as absolute paths into the
  * installed package; with `domain`, served on that Custom Domain only
  * (`workers_dev = false`, no preview URLs), set before the first table. */
-export function deployConfig(template, paths, { domain } = {}) {
+export function deployConfig(template, paths, { domain, name } = {}) {
   let section = "";
   let placed = domain === undefined;
   return template.split("\n").flatMap((line) => {
@@ -79,6 +81,7 @@ export function deployConfig(template, paths, { domain } = {}) {
       ];
     }
     if (section === "" && /^\s*main\s*=/.test(line)) return [`main = ${tomlString(paths.worker)}`];
+    if (section === "" && name !== undefined && /^\s*name\s*=/.test(line)) return [`name = ${tomlString(name)}`];
     if (section === "assets" && /^\s*directory\s*=/.test(line)) return [`directory = ${tomlString(paths.assets)}`];
     return [line];
   }).join("\n");
@@ -144,18 +147,22 @@ Install the version this authority is tested with (it needs Node.js 22.12 or new
     keysText = runSelf(["keygen", "--public", keys], fail);
   }
 
+  // A Worker's name, as Cloudflare takes it: lowercase letters, digits and
+  // dashes, at most 63, not starting or ending with a dash.
+  if (values.name !== undefined && !/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(values.name)) {
+    throw usage(`--name ${JSON.stringify(values.name)} is not a Worker name (lowercase letters, digits and dashes, at most 63)`);
+  }
   if (values.domain !== undefined && !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/i.test(values.domain)) {
     throw usage(`--domain ${JSON.stringify(values.domain)} is not a hostname (e.g. ids.example.com; no scheme, no path)`);
   }
   const dir = join(home, "deploy");
   mkdirSync(dir, { recursive: true });
   const config = join(dir, "wrangler.toml");
-  writeFileSync(config, `# Written by \`rangeid deploy\` from ${authority.paths.wranglerTemplate}\n# on every run; edit nothing here (pass flags instead).\n${deployConfig(readFileSync(authority.paths.wranglerTemplate, "utf8"), authority.paths, { domain: values.domain })}`);
+  writeFileSync(config, `# Written by \`rangeid deploy\` from ${authority.paths.wranglerTemplate}\n# on every run; edit nothing here (pass flags instead).\n${deployConfig(readFileSync(authority.paths.wranglerTemplate, "utf8"), authority.paths, { domain: values.domain, name: values.name })}`);
 
   const args = [...wrangler.args, "deploy", "--config", config];
   if (dry) args.push("--dry-run");
   if (values.outdir !== undefined) args.push("--outdir", resolve(values.outdir));
-  if (values.name !== undefined) args.push("--name", values.name);
   if (values["cors-origins"] !== undefined) args.push("--var", `RANGEID_CORS_ORIGINS:${values["cors-origins"]}`);
   let secrets;
   if (keysText !== undefined) {
