@@ -20,6 +20,7 @@ pub type Owner = Text<128>;
 
 /// Why a namespace configuration is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// `first` is 0; IDs are positive.
     ZeroFirst,
@@ -117,6 +118,7 @@ impl NamespaceConfig {
 
 /// Whether a namespace grants new ranges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum NamespaceStatus {
     /// Grants new ranges.
     Active,
@@ -145,11 +147,21 @@ impl NamespaceStatus {
 
 /// Why loaded state is refused: storage holds something no decision made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum StateError {
     /// `next` lies outside `first..=max + 1`.
     NextOutOfBounds,
     /// `fence` lies outside `first..=max + 1`.
     FenceOutOfBounds,
+}
+
+impl fmt::Display for StateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StateError::NextOutOfBounds => "stored next lies outside first..=max + 1",
+            StateError::FenceOutOfBounds => "stored fence lies outside first..=max + 1",
+        })
+    }
 }
 
 /// A namespace's committed allocation state.
@@ -292,6 +304,7 @@ impl NamespaceState {
 
 /// Why a floor is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FloorError {
     /// The floor is below `next`; floors never move it down.
     BelowNext {
@@ -303,6 +316,17 @@ pub enum FloorError {
         /// The namespace's max.
         max: u64,
     },
+}
+
+impl fmt::Display for FloorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FloorError::BelowNext { next } => {
+                write!(f, "the floor is below next {next}; floors never lower next")
+            }
+            FloorError::AboveMax { max } => write!(f, "the floor is above max {max}"),
+        }
+    }
 }
 
 impl FloorError {
@@ -348,6 +372,7 @@ pub struct Grant {
 /// What the authority must do with a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(clippy::large_enum_variant)] // Short-lived; boxing would need a heap.
+#[non_exhaustive]
 pub enum Decision {
     /// Commit `grant` together with the advanced state and the ledger
     /// record, then reply.

@@ -9,6 +9,7 @@ macro_rules! error_codes {
     ($($(#[$doc:meta])* $variant:ident = $text:literal, $status:literal;)*) => {
         /// A stable, machine-readable error code.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
         pub enum ErrorCode {
             $($(#[$doc])* $variant,)*
         }

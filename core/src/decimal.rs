@@ -9,6 +9,7 @@ use core::fmt;
 
 /// Why a string is not a canonical decimal value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DecimalError {
     /// The string is empty.
     Empty,

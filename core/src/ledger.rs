@@ -46,6 +46,7 @@ pub const LEDGER_FULL_RETRY_MS: u64 = 60_000;
 
 /// Why stored span fields are refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SpanError {
     /// A span holds no grant, or grants of no ID.
     Empty,
@@ -269,6 +270,7 @@ impl Span {
 
 /// Why a namespace's limits are refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LimitsError {
     /// A grant rate outside 1 to [`Limits::MAX_GRANTS_PER_SECOND`].
     GrantRate,
@@ -461,6 +463,7 @@ impl Usage {
 
 /// Whose row budget a refusal names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Budget {
     /// The caller's own (`sub_ledger_rows`).
     Caller,

@@ -7,6 +7,7 @@ use core::fmt;
 
 /// Why a string is not a valid name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum NameError {
     /// The string is empty.
     Empty,

@@ -11,6 +11,7 @@ pub const BOUND_LIMIT: u128 = 1 << 64;
 
 /// Why a pair of bounds is not a `Range`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RangeError {
     /// `start` is 0, which is never an ID.
     ZeroStart,

@@ -217,6 +217,7 @@ impl Foreign {
 
 /// Why an answer could not be used; the request is sent again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TransientKind {
     /// No answer: the connection failed, the attempt was cancelled, or the
     /// driver's own time limit passed.

@@ -127,6 +127,7 @@ impl core::fmt::Display for HandoverError {
 /// What already holds the namespace's name on the destination, as an import
 /// must know it to decide ([`ExportDocument::import`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Existing<'a> {
     /// Nothing: the namespace can be created.
     Nothing,

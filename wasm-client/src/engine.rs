@@ -211,6 +211,9 @@ impl Engine {
                 out.push(&JsValue::from_f64(t.request as f64));
                 out.push(&JsValue::from_f64(f64::from(t.attempt)));
             }
+            // An action this binding does not know: nothing to hand JS, which
+            // polls again at the next deadline.
+            _ => return JsValue::UNDEFINED,
         }
         out.into()
     }
@@ -334,6 +337,7 @@ impl Engine {
             Phase::Exhausted => "exhausted",
             Phase::Closed => "closed",
             Phase::Failed(c) => c.client_code(),
+            _ => "unavailable",
         };
         set(&o, "phase", phase);
         for (key, v) in [

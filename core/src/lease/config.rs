@@ -117,6 +117,7 @@ impl LeaseConfig {
 
 /// An option of [`LeaseOptions`], by the name users write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OptionName {
     /// `namespace`
     Namespace,
@@ -183,6 +184,7 @@ impl OptionName {
 
 /// Why options or a configuration are refused. Nothing was built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// No option has this name (shown cut to 40 bytes).
     Unknown(Text<40>),

@@ -204,6 +204,7 @@ pub enum Handled {
 
 /// Why a grant was not installed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum GrantRefusal {
     /// For another namespace.
     WrongNamespace,
@@ -282,6 +283,7 @@ pub struct Stats {
 
 /// Where the engine is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Phase {
     /// Issuing and asking for ranges.
     Running,

@@ -38,6 +38,7 @@ pub struct Outgoing {
 /// What the engine asks its driver to do, from [`crate::Lease::poll`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(clippy::large_enum_variant)] // Short-lived; boxing would need a heap.
+#[non_exhaustive]
 pub enum Action {
     /// Send this attempt.
     Send(Outgoing),

@@ -14,6 +14,7 @@ use serde_json::json;
 
 use super::{admin, load, load_any, spans, unavailable, Outcome, Step};
 use crate::refusals::Counted;
+use crate::response::ApiError;
 use crate::store::{self, NamespaceRow, Sql, StoreError};
 use crate::summary::MINUTE_MS;
 
@@ -50,6 +51,11 @@ pub fn grant(sql: &impl Sql, request: &GrantRequest, owner: &str, waiting: u64, 
             state,
             record,
         }) => Step::Reply(commit_grant(sql, &row, grant, state, (&view, &record), now)),
+        // A decision this object cannot carry out: nothing is written, and
+        // the client is told to ask again (503 `unavailable`).
+        Ok(_) => Step::Reply(
+            ApiError::unavailable("the authority cannot carry out this decision").into(),
+        ),
     }
 }
 

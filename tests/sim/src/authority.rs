@@ -193,6 +193,10 @@ pub enum Answer {
     NeedsFence(u128),
     /// Not started against the witness since the last restart.
     NotStarted,
+    /// A decision this simulation does not know (core's `Decision` may
+    /// grow): nothing is staged, and the request is answered 503
+    /// `unavailable`, as an authority that cannot carry it out would.
+    Unavailable,
 }
 
 /// What hearing from the witness did (a start, a check-in, a raise's
@@ -310,6 +314,7 @@ impl Authority {
             }
             Ok(Decision::Replay(grant)) => Answer::Grant(grant, true),
             Ok(Decision::RaiseFence { at_least }) => Answer::NeedsFence(at_least),
+            Ok(_) => Answer::Unavailable,
             Err(refusal) => Answer::Refused(refusal),
         }
     }

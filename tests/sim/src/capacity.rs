@@ -20,8 +20,10 @@ use rangeid_core::authority::{decide, Decision, GrantRequest, NamespaceConfig, N
 use rangeid_core::lease::{Lease, LeaseConfig};
 use rangeid_core::ledger::LedgerView;
 use rangeid_core::reply::Capacity;
-use rangeid_core::wire::HttpAnswer;
-use rangeid_core::{Action, GrantReply, Incarnation, Namespace, Reply, RequestId, Ticket};
+use rangeid_core::wire::{ErrorReply, HttpAnswer};
+use rangeid_core::{
+    Action, ErrorCode, GrantReply, Incarnation, Namespace, Reply, RequestId, Ticket,
+};
 
 use crate::rng::Rng;
 
@@ -294,6 +296,12 @@ pub fn run(workload: &Workload, policy: Policy) -> Outcome {
                             Ok(Decision::Replay(_) | Decision::RaiseFence { .. }) => {
                                 unreachable!("every request is new; no fence")
                             }
+                            // A decision this model does not know: answered
+                            // as an authority that cannot carry it out.
+                            Ok(_) => HttpAnswer::error(&ErrorReply::new(
+                                ErrorCode::Unavailable,
+                                "the authority cannot carry out this decision",
+                            )),
                         };
                     schedule(
                         &mut queue,

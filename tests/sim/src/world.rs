@@ -915,6 +915,13 @@ impl World {
                 }
             }
             Answer::NotStarted => unreachable!("started above"),
+            Answer::Unavailable => {
+                let answer = HttpAnswer::error(&ErrorReply::new(
+                    ErrorCode::Unavailable,
+                    "the authority cannot carry out this decision",
+                ));
+                self.send_reply(slot, engine, ticket, (None, None), answer, 0);
+            }
         }
         Ok(())
     }
@@ -1260,6 +1267,15 @@ impl World {
                         },
                     );
                 }
+                // An action this driver does not know (core's `Action` may
+                // grow): the run stops with a typed violation rather than
+                // go on without doing what the engine asked.
+                other => {
+                    return Err(Violation::UnknownAction {
+                        slot,
+                        action: format!("{other:?}"),
+                    })
+                }
             }
         }
         Ok(())
@@ -1535,7 +1551,10 @@ impl World {
                 self.report.throttled += 1;
                 false
             }
-            Answer::Refused(_) | Answer::NeedsFence(_) | Answer::NotStarted => false,
+            Answer::Refused(_)
+            | Answer::NeedsFence(_)
+            | Answer::NotStarted
+            | Answer::Unavailable => false,
         }
     }
 
