@@ -44,6 +44,8 @@ impl fmt::Display for ConfigError {
     }
 }
 
+impl core::error::Error for ConfigError {}
+
 /// The fixed bounds of a namespace, validated at creation.
 ///
 /// Guaranteed: `1 <= first <= max` and
@@ -163,6 +165,8 @@ impl fmt::Display for StateError {
         })
     }
 }
+
+impl core::error::Error for StateError {}
 
 /// A namespace's committed allocation state.
 ///
@@ -328,6 +332,8 @@ impl fmt::Display for FloorError {
         }
     }
 }
+
+impl core::error::Error for FloorError {}
 
 impl FloorError {
     /// The stable code for this refusal.
@@ -495,6 +501,8 @@ impl fmt::Display for Refusal {
         }
     }
 }
+
+impl core::error::Error for Refusal {}
 
 /// Decides a range request from `owner` at `now` (ms) against the
 /// committed state and what the ledger holds for it (`ledger.span`: the

@@ -45,6 +45,8 @@ impl fmt::Display for DecimalError {
     }
 }
 
+impl core::error::Error for DecimalError {}
+
 /// Parses a canonical decimal string no greater than `max`.
 pub fn parse_bounded(s: &str, max: u128) -> Result<u128, DecimalError> {
     let bytes = s.as_bytes();

@@ -69,6 +69,8 @@ impl fmt::Display for SpanError {
     }
 }
 
+impl core::error::Error for SpanError {}
+
 /// Consecutive grants of one `(owner, incarnation)`, kept as one ledger
 /// entry (see the module documentation). Grant `i` (from 0) has request id
 /// `first` for `i = 0` and `r<n + i>` after it (where `first` is `r<n>`),
@@ -299,6 +301,8 @@ impl fmt::Display for LimitsError {
         }
     }
 }
+
+impl core::error::Error for LimitsError {}
 
 /// What one namespace lets its callers add (see the module documentation).
 ///

@@ -33,6 +33,8 @@ impl fmt::Display for NameError {
     }
 }
 
+impl core::error::Error for NameError {}
+
 /// A short ASCII string of at most `N` bytes, already validated.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct Label<const N: usize> {

@@ -38,6 +38,8 @@ impl fmt::Display for RangeError {
     }
 }
 
+impl core::error::Error for RangeError {}
+
 /// A non-empty half-open interval of IDs, `[start, end)`.
 ///
 /// Guaranteed: `1 <= start < end <= 2^64`, so `count()` is at least 1 and

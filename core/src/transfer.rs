@@ -124,6 +124,8 @@ impl core::fmt::Display for HandoverError {
     }
 }
 
+impl core::error::Error for HandoverError {}
+
 /// What already holds the namespace's name on the destination, as an import
 /// must know it to decide ([`ExportDocument::import`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -251,6 +253,8 @@ impl core::fmt::Display for ImportError {
         }
     }
 }
+
+impl core::error::Error for ImportError {}
 
 /// The first part of every export's `format`; the version follows.
 pub const FORMAT_PREFIX: &str = "rangeid-namespace-export/";

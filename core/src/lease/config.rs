@@ -234,6 +234,15 @@ impl fmt::Display for ConfigError {
     }
 }
 
+impl core::error::Error for ConfigError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            ConfigError::BadNamespace(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
 /// An option's value as a driver hands it over.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum OptionValue<'a> {

@@ -179,6 +179,8 @@ impl fmt::Display for IssueError {
     }
 }
 
+impl core::error::Error for IssueError {}
+
 /// What became of an attempt's outcome handed to [`Lease::handle_reply`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
