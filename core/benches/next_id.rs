@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use criterion::Criterion;
 use rangeid_core::authority::{decide, Decision, NamespaceConfig, NamespaceState, Owner};
 use rangeid_core::ledger::LedgerView;
-use rangeid_core::reply::Capacity;
-use rangeid_core::{Action, AtomicCursor, GrantReply, Lease, LeaseConfig, Namespace, Range, Reply};
+use rangeid_core::protocol::{Capacity, GrantReply};
+use rangeid_core::{Action, AtomicCursor, Lease, LeaseConfig, Namespace, Range, Reply};
 
 /// Time and iterations each routine was measured over, for the ratios.
 static TOTALS: Mutex<Vec<(&'static str, Duration, u64)>> = Mutex::new(Vec::new());

@@ -9,7 +9,8 @@ use core::fmt;
 
 use crate::code::ErrorCode;
 use crate::ledger::{admit, Budget, Held, LedgerView, Record, LEDGER_FULL_RETRY_MS};
-use crate::names::{Incarnation, Namespace, RequestId};
+use crate::names::Namespace;
+use crate::protocol::{Grant, GrantRequest};
 use crate::range::{Range, BOUND_LIMIT};
 use crate::text::Text;
 
@@ -67,7 +68,7 @@ impl NamespaceConfig {
     pub const DEFAULT_MAX_COUNT: u64 = 10_000_000;
     /// The largest `maxCount` a namespace may have: 2^53 - 1, so every
     /// count on the wire is exact as a JS number.
-    pub const MAX_COUNT_LIMIT: u64 = (1 << 53) - 1;
+    pub const MAX_COUNT_LIMIT: u64 = crate::protocol::MAX_COUNT;
 
     /// Validates a configuration; absent fields take the defaults.
     pub fn new(
@@ -345,36 +346,6 @@ impl FloorError {
     }
 }
 
-/// A request for `count` IDs by `(incarnation, request_id)`; with the
-/// caller's [`Owner`] that is its identity.
-///
-/// On the wire (feature `serde`):
-/// `{"namespace":"orders","incarnation":"A9","requestId":"r17","count":10000}`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GrantRequest {
-    /// The namespace asked of.
-    pub namespace: Namespace,
-    /// The asking process's incarnation.
-    pub incarnation: Incarnation,
-    /// The request's identity within that incarnation.
-    pub request_id: RequestId,
-    /// How many IDs are asked for.
-    pub count: u64,
-}
-
-/// A committed grant: the range given to one request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Grant {
-    /// The namespace the range belongs to.
-    pub namespace: Namespace,
-    /// The incarnation it was granted to.
-    pub incarnation: Incarnation,
-    /// The request it answers.
-    pub request_id: RequestId,
-    /// The IDs granted.
-    pub range: Range,
-}
-
 /// What the authority must do with a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(clippy::large_enum_variant)] // Short-lived; boxing would need a heap.
@@ -594,6 +565,7 @@ pub fn decide(
 mod tests {
     use super::*;
     use crate::ledger::{Limits, Span};
+    use crate::names::{Incarnation, RequestId};
 
     /// An unfenced state: the fence has its own tests below.
     fn ns(name: &str, first: u64, max: u64, max_count: u64) -> NamespaceState {

@@ -31,8 +31,9 @@
 
 use core::fmt;
 
-use crate::authority::{Grant, Owner};
+use crate::authority::Owner;
 use crate::names::{Incarnation, Namespace, RequestId};
+use crate::protocol::Grant;
 use crate::range::{Range, BOUND_LIMIT};
 
 /// A span absorbs grants committed less than this long (ms) after its

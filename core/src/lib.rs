@@ -11,6 +11,8 @@
 //! - [`decimal`]: the strict decimal codec IDs cross JSON and JS with.
 //! - [`names`]: validated `Namespace`, `Incarnation` and `RequestId`.
 //! - [`code`]: `ErrorCode`, the stable error codes of every layer.
+//! - [`protocol`]: what both sides exchange: `GrantRequest`, `Grant`,
+//!   `GrantReply` and its `Capacity`.
 //! - [`authority`]: the authority's grant, floor and configuration decisions.
 //! - [`ledger`]: how the authority keeps grants (spans, replays derived
 //!   from them) and what a caller may add (grant rate, row budgets).
@@ -47,6 +49,7 @@ pub mod fence;
 pub mod lease;
 pub mod ledger;
 pub mod names;
+pub mod protocol;
 pub mod range;
 pub mod reply;
 pub mod text;
@@ -54,12 +57,11 @@ pub mod transfer;
 #[cfg(feature = "serde")]
 pub mod wire;
 
-pub use authority::{
-    decide, Decision, Grant, GrantRequest, NamespaceConfig, NamespaceState, Refusal,
-};
+pub use authority::{decide, Decision, NamespaceConfig, NamespaceState, Refusal};
 pub use code::ErrorCode;
 pub use cursor::AtomicCursor;
 pub use lease::{Action, Lease, LeaseConfig, Outgoing, Ticket};
 pub use names::{Incarnation, Namespace, RequestId};
+pub use protocol::{Grant, GrantRequest};
 pub use range::Range;
-pub use reply::{Disposition, GrantReply, Reply};
+pub use reply::{Disposition, Reply};

@@ -26,9 +26,9 @@
 
 use core::fmt;
 
-use crate::authority::Grant;
 use crate::code::ErrorCode;
 use crate::names::CodeText;
+use crate::protocol::GrantReply;
 pub use crate::text::Text;
 
 /// The longest message kept from an answer, in bytes; longer ones are cut
@@ -139,29 +139,6 @@ impl fmt::Display for ReplyCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-/// What the namespace reported about itself with a grant: its largest
-/// request and what remains after this grant. Absent from older
-/// authorities.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Capacity {
-    /// The largest count one request may ask for.
-    pub max_count: Option<u64>,
-    /// IDs left in the namespace after this grant was committed.
-    pub remaining: Option<u64>,
-}
-
-/// A grant as it crosses the wire: the committed [`Grant`], whether this
-/// answer is a replay of an earlier one, and what the namespace has left.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GrantReply {
-    /// The committed grant.
-    pub grant: Grant,
-    /// `true` when the authority answered an already committed request.
-    pub replayed: bool,
-    /// The namespace's capacity, when the authority says.
-    pub capacity: Capacity,
 }
 
 /// The authority refused the request and said why.
@@ -439,11 +416,11 @@ mod parse {
     use serde::de::{self, Deserializer, Visitor};
     use serde::Deserialize;
 
-    use super::{Capacity, GrantReply, Message, ReplyCode};
-    use crate::authority::Grant;
+    use super::{Message, ReplyCode};
     use crate::code::ErrorCode;
     use crate::decimal::{parse_bound, parse_u64};
     use crate::names::{CodeText, Incarnation, Namespace, RequestId};
+    use crate::protocol::{Capacity, Grant, GrantReply};
     use crate::range::Range;
 
     #[derive(Deserialize)]

@@ -505,8 +505,9 @@ mod document {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::authority::{decide, Decision, GrantRequest, Owner};
+    use crate::authority::{decide, Decision, Owner};
     use crate::names::{Incarnation, RequestId};
+    use crate::protocol::GrantRequest;
 
     fn config(first: u64, max: u64) -> NamespaceConfig {
         NamespaceConfig::new(Some(first), Some(max), Some(1_000)).unwrap()

@@ -19,11 +19,11 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use rangeid_core::authority::{
-    decide, Decision, FloorError, Grant, GrantRequest, NamespaceConfig, NamespaceState,
-    NamespaceStatus, Owner, Refusal,
+    decide, Decision, FloorError, NamespaceConfig, NamespaceState, NamespaceStatus, Owner, Refusal,
 };
 use rangeid_core::fence;
 use rangeid_core::ledger::{span_for, Budget, LedgerView, Limits, Span, SpanKey, Usage};
+use rangeid_core::protocol::{Grant, GrantRequest};
 use rangeid_core::{Incarnation, Namespace, RequestId};
 
 /// The ledger as the authority stores it: spans by (owner, incarnation,

@@ -12,7 +12,7 @@ pub const MAX_OUTSTANDING: usize = 4;
 
 /// The largest range a client asks for: 2^53 - 1, so every count is exact
 /// as a JS number (namespaces cap `maxCount` there too).
-pub const MAX_RANGE: u64 = crate::authority::NamespaceConfig::MAX_COUNT_LIMIT;
+pub const MAX_RANGE: u64 = crate::protocol::MAX_COUNT;
 
 /// `minRangeSize` when not given: a new generator's first request.
 pub const DEFAULT_MIN_COUNT: u64 = 1_000;

@@ -22,11 +22,11 @@
 
 use core::fmt;
 
-use crate::authority::GrantRequest;
 use crate::code::ErrorCode;
 use crate::names::Incarnation;
+use crate::protocol::{GrantReply, GrantRequest};
 use crate::range::Range;
-use crate::reply::{Disposition, GrantReply, Reply, ReplyCode};
+use crate::reply::{Disposition, Reply, ReplyCode};
 
 mod config;
 mod requests;

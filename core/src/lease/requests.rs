@@ -7,8 +7,8 @@
 //! running (a slow answer to it still installs) and cancels attempt
 //! `k - 2`; settling a request cancels every attempt of it.
 
-use crate::authority::GrantRequest;
 use crate::names::RequestId;
+use crate::protocol::GrantRequest;
 
 use super::config::MAX_OUTSTANDING;
 

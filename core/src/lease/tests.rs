@@ -1,9 +1,10 @@
 use super::*;
-use crate::authority::{decide, Decision, Grant, NamespaceConfig, NamespaceState, Owner};
+use crate::authority::{decide, Decision, NamespaceConfig, NamespaceState, Owner};
 use crate::code::ErrorCode;
 use crate::ledger::LedgerView;
 use crate::names::{Incarnation, Namespace, RequestId};
-use crate::reply::{Capacity, GrantReply, Message, Refused, Transient, TransientKind};
+use crate::protocol::{Capacity, Grant, GrantReply};
+use crate::reply::{Message, Refused, Transient, TransientKind};
 use std::string::ToString;
 use std::vec;
 use std::vec::Vec;

@@ -7,8 +7,8 @@
 use rangeid_core::authority::Owner;
 use rangeid_core::fence::{self, Phase, Witnessed};
 use rangeid_core::ledger::{LedgerView, Record};
-use rangeid_core::reply::Capacity;
-use rangeid_core::wire::{DecBound, GrantReply, HttpAnswer};
+use rangeid_core::protocol::{Capacity, GrantReply};
+use rangeid_core::wire::{DecBound, HttpAnswer};
 use rangeid_core::{decide, Decision, Grant, GrantRequest, NamespaceState};
 use serde_json::json;
 

@@ -22,11 +22,10 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use rangeid_core::authority::{
-    decide, Decision, Grant, GrantRequest, NamespaceState, Owner, Refusal,
-};
+use rangeid_core::authority::{decide, Decision, NamespaceState, Owner, Refusal};
 use rangeid_core::fence::{self, Phase, Witnessed};
 use rangeid_core::ledger::{span_for, LedgerView, Limits, Record, Span, SpanKey, Usage};
+use rangeid_core::protocol::{Grant, GrantRequest};
 use rangeid_core::{Incarnation, RequestId};
 
 /// A deliberate authority bug, to prove the checker catches it.

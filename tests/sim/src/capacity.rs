@@ -16,14 +16,12 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use rangeid_core::authority::{decide, Decision, GrantRequest, NamespaceConfig, NamespaceState};
+use rangeid_core::authority::{decide, Decision, NamespaceConfig, NamespaceState};
 use rangeid_core::lease::{Lease, LeaseConfig};
 use rangeid_core::ledger::LedgerView;
-use rangeid_core::reply::Capacity;
+use rangeid_core::protocol::{Capacity, GrantReply, GrantRequest};
 use rangeid_core::wire::{ErrorReply, HttpAnswer};
-use rangeid_core::{
-    Action, ErrorCode, GrantReply, Incarnation, Namespace, Reply, RequestId, Ticket,
-};
+use rangeid_core::{Action, ErrorCode, Incarnation, Namespace, Reply, RequestId, Ticket};
 
 use crate::rng::Rng;
 

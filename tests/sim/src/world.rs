@@ -25,15 +25,14 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
-use rangeid_core::authority::{
-    GrantRequest, NamespaceConfig, NamespaceState, NamespaceStatus, Owner, Refusal,
-};
+use rangeid_core::authority::{NamespaceConfig, NamespaceState, NamespaceStatus, Owner, Refusal};
 use rangeid_core::fence::Phase;
 use rangeid_core::lease::{IssueError, Lease, LeaseConfig, TRUST_MS};
 use rangeid_core::ledger::Limits;
-use rangeid_core::reply::{Capacity, ReplyCode};
+use rangeid_core::protocol::{Capacity, GrantReply, GrantRequest};
+use rangeid_core::reply::ReplyCode;
 use rangeid_core::wire::{ErrorReply, HttpAnswer};
-use rangeid_core::{Action, ErrorCode, Grant, GrantReply, Namespace, Range, Reply, Ticket};
+use rangeid_core::{Action, ErrorCode, Grant, Namespace, Range, Reply, Ticket};
 use rangeid_core::{Incarnation, RequestId};
 
 use crate::authority::{Answer, Authority, Bug, Heard};
