@@ -43,8 +43,8 @@ fn ns_per_id(name: &str) -> f64 {
 fn loaded_lease() -> Lease {
     let ns = Namespace::new("bench").unwrap();
     let mut config = LeaseConfig::new(ns);
-    config.min_count = 1 << 40;
-    config.max_count = 1 << 40;
+    config.min_range_size = 1 << 40;
+    config.max_range_size = 1 << 40;
     let mut lease = Lease::new(config, [9; 16], 0).unwrap();
     let space =
         NamespaceConfig::new(None, Some(u64::MAX), Some(NamespaceConfig::MAX_COUNT_LIMIT)).unwrap();

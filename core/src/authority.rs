@@ -22,7 +22,7 @@ pub type Owner = Text<128>;
 /// Why a namespace configuration is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ConfigError {
+pub enum NamespaceConfigError {
     /// `first` is 0; IDs are positive.
     ZeroFirst,
     /// `first` is greater than `max`: the namespace would hold nothing.
@@ -34,18 +34,20 @@ pub enum ConfigError {
     MaxCountTooLarge,
 }
 
-impl fmt::Display for ConfigError {
+impl fmt::Display for NamespaceConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            ConfigError::ZeroFirst => "first must be at least 1",
-            ConfigError::FirstAboveMax => "first must not be greater than max",
-            ConfigError::ZeroMaxCount => "maxCount must be at least 1",
-            ConfigError::MaxCountTooLarge => "maxCount must be at most 9007199254740991 (2^53 - 1)",
+            NamespaceConfigError::ZeroFirst => "first must be at least 1",
+            NamespaceConfigError::FirstAboveMax => "first must not be greater than max",
+            NamespaceConfigError::ZeroMaxCount => "maxCount must be at least 1",
+            NamespaceConfigError::MaxCountTooLarge => {
+                "maxCount must be at most 9007199254740991 (2^53 - 1)"
+            }
         })
     }
 }
 
-impl core::error::Error for ConfigError {}
+impl core::error::Error for NamespaceConfigError {}
 
 /// The fixed bounds of a namespace, validated at creation.
 ///
@@ -75,21 +77,21 @@ impl NamespaceConfig {
         first: Option<u64>,
         max: Option<u64>,
         max_count: Option<u64>,
-    ) -> Result<NamespaceConfig, ConfigError> {
+    ) -> Result<NamespaceConfig, NamespaceConfigError> {
         let first = first.unwrap_or(Self::DEFAULT_FIRST);
         let max = max.unwrap_or(Self::DEFAULT_MAX);
         let max_count = max_count.unwrap_or(Self::DEFAULT_MAX_COUNT);
         if first == 0 {
-            return Err(ConfigError::ZeroFirst);
+            return Err(NamespaceConfigError::ZeroFirst);
         }
         if first > max {
-            return Err(ConfigError::FirstAboveMax);
+            return Err(NamespaceConfigError::FirstAboveMax);
         }
         if max_count == 0 {
-            return Err(ConfigError::ZeroMaxCount);
+            return Err(NamespaceConfigError::ZeroMaxCount);
         }
         if max_count > Self::MAX_COUNT_LIMIT {
-            return Err(ConfigError::MaxCountTooLarge);
+            return Err(NamespaceConfigError::MaxCountTooLarge);
         }
         Ok(NamespaceConfig {
             first,
@@ -630,21 +632,21 @@ mod tests {
         );
         assert_eq!(
             NamespaceConfig::new(Some(0), None, None),
-            Err(ConfigError::ZeroFirst)
+            Err(NamespaceConfigError::ZeroFirst)
         );
         assert_eq!(
             NamespaceConfig::new(Some(10), Some(9), None),
-            Err(ConfigError::FirstAboveMax)
+            Err(NamespaceConfigError::FirstAboveMax)
         );
         assert_eq!(
             NamespaceConfig::new(None, None, Some(0)),
-            Err(ConfigError::ZeroMaxCount)
+            Err(NamespaceConfigError::ZeroMaxCount)
         );
         let limit = NamespaceConfig::MAX_COUNT_LIMIT;
         assert!(NamespaceConfig::new(None, None, Some(limit)).is_ok());
         assert_eq!(
             NamespaceConfig::new(None, None, Some(limit + 1)),
-            Err(ConfigError::MaxCountTooLarge)
+            Err(NamespaceConfigError::MaxCountTooLarge)
         );
         let full = NamespaceConfig::new(Some(1), Some(u64::MAX), Some(limit)).unwrap();
         assert_eq!(full.capacity(), u128::from(u64::MAX));

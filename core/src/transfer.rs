@@ -12,7 +12,9 @@
 //! whose own storage had gone back without its noticing (the witness's mark
 //! covers every grant the source ever made, see [`crate::fence`]).
 
-use crate::authority::{ConfigError, NamespaceConfig, NamespaceState, NamespaceStatus, StateError};
+use crate::authority::{
+    NamespaceConfig, NamespaceConfigError, NamespaceState, NamespaceStatus, StateError,
+};
 use crate::code::ErrorCode;
 use crate::names::Namespace;
 
@@ -167,7 +169,7 @@ pub enum ImportError {
         field: &'static str,
     },
     /// Its configuration is invalid.
-    Config(ConfigError),
+    Config(NamespaceConfigError),
     /// Its marks break core's invariants.
     Handover(HandoverError),
     /// Its `start` is not the one its marks decide ([`Handover::start`]).

@@ -29,6 +29,8 @@ fn every_error_type_is_an_error() {
     described(Refusal::Frozen);
     described(NameError::Empty);
     described(rangeid_core::NamespaceConfig::new(Some(0), None, None).unwrap_err());
+    let _: rangeid_core::authority::NamespaceConfigError =
+        rangeid_core::NamespaceConfig::new(Some(0), None, None).unwrap_err();
 }
 
 #[test]

@@ -662,7 +662,7 @@ impl Lease {
     }
 
     /// The largest batch [`Lease::take_exact`] gathers: as many of the
-    /// largest ranges it asks for (`max_count`, and the namespace's
+    /// largest ranges it asks for (`max_range_size`, and the namespace's
     /// `maxCount` once known) as it keeps places for ranges waiting (8).
     /// Up to one such range beyond what is on hand is always gathered (a
     /// place is kept for it); more needs free places, which only ranges
@@ -670,7 +670,7 @@ impl Lease {
     pub fn batch_limit(&self) -> u64 {
         let largest = self
             .config
-            .max_count
+            .max_range_size
             .min(self.sizing.namespace.max_count.unwrap_or(u64::MAX));
         largest.saturating_mul(WAITING as u64)
     }
@@ -679,7 +679,7 @@ impl Lease {
     /// them; 0 when none wait), with `lent_unused` IDs of the lent block
     /// still in the driver's hands. While what it holds and has on its way
     /// is less, it asks for more whatever its measured rate, and sizes the
-    /// request to the shortfall (within `max_count`, the namespace's
+    /// request to the shortfall (within `max_range_size`, the namespace's
     /// `maxCount` and what it has left; above the share of what remains a
     /// start may take). A driver sets it before each [`Lease::poll`].
     pub fn set_demand(&mut self, ids: u64, lent_unused: u64) {
@@ -822,7 +822,7 @@ impl Lease {
             return Some(Action::Cancel(ticket));
         }
         self.sizing
-            .sample(now, self.stats.issued, self.config.min_count);
+            .sample(now, self.stats.issued, self.config.min_range_size);
         let out = self.next_send(now);
         self.update_refill_mark();
         out.map(Action::Send)
@@ -875,7 +875,7 @@ impl Lease {
         self.sizing.last_range = count;
         let largest = self
             .config
-            .max_count
+            .max_range_size
             .min(self.sizing.namespace.max_count.unwrap_or(u64::MAX));
         if count >= self.sizing.batch.min(largest) {
             self.sizing.batch = 0;

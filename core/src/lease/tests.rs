@@ -15,8 +15,8 @@ fn ns() -> Namespace {
 
 fn config() -> LeaseConfig {
     let mut c = LeaseConfig::new(ns());
-    c.min_count = 10;
-    c.max_count = 1_000;
+    c.min_range_size = 10;
+    c.max_range_size = 1_000;
     c.max_outstanding = 1;
     c
 }
@@ -833,7 +833,7 @@ fn take_is_contiguous_from_one_range_and_short_at_its_end() {
 fn lent_blocks_count_as_returned_only_once_the_driver_moves_on() {
     let mut c = config();
     c.max_outstanding = 2;
-    c.max_count = 10;
+    c.max_range_size = 10;
     let mut l = lease(c);
     let a = send(&mut l, 0).unwrap();
     answer(&mut l, &a, 1, 1);
@@ -886,7 +886,7 @@ fn close_reports_and_abandons_the_tail() {
 fn never_more_than_max_outstanding() {
     let mut c = config();
     c.max_outstanding = MAX_OUTSTANDING;
-    c.min_count = 1;
+    c.min_range_size = 1;
     let mut l = lease(c);
     let mut sent = 0;
     for now in 0..50 {
@@ -901,8 +901,8 @@ fn never_more_than_max_outstanding() {
 #[test]
 fn requests_are_sized_from_the_measured_rate() {
     let mut c = LeaseConfig::new(ns());
-    c.min_count = 100;
-    c.max_count = 1_000_000;
+    c.min_range_size = 100;
+    c.max_range_size = 1_000_000;
     c.target_lifetime_ms = 1_000;
     c.prefetch_lead_ms = 200;
     let mut l = Lease::new(c, [1; 16], 0).unwrap();
@@ -951,14 +951,14 @@ fn config_is_checked() {
     let bad = [
         (
             LeaseConfig {
-                min_count: 0,
+                min_range_size: 0,
                 ..base
             },
             OptionName::MinRangeSize,
         ),
         (
             LeaseConfig {
-                max_count: MAX_RANGE + 1,
+                max_range_size: MAX_RANGE + 1,
                 ..base
             },
             OptionName::MaxRangeSize,
@@ -992,7 +992,7 @@ fn config_is_checked() {
         );
     }
     let above = LeaseConfig {
-        min_count: 2_000,
+        min_range_size: 2_000,
         ..base
     };
     assert_eq!(
@@ -1017,7 +1017,11 @@ fn options_are_checked_by_name_and_build_a_config() {
     o.set("namespace", OptionValue::Text("orders")).unwrap();
     let c = o.config().unwrap();
     assert_eq!(
-        (c.lease.min_count, c.lease.max_count, c.deadline_ms),
+        (
+            c.lease.min_range_size,
+            c.lease.max_range_size,
+            c.deadline_ms
+        ),
         (1_000, 1_000_000, 5_000)
     );
     o.set("rangeSize", OptionValue::Number(500.0)).unwrap();
@@ -1025,7 +1029,7 @@ fn options_are_checked_by_name_and_build_a_config() {
     o.set("retryMaxMs", OptionValue::Number(20.0)).unwrap();
     o.set("deadlineMs", OptionValue::Number(100.0)).unwrap();
     let c = o.config().unwrap();
-    assert_eq!((c.lease.min_count, c.lease.max_count), (500, 500));
+    assert_eq!((c.lease.min_range_size, c.lease.max_range_size), (500, 500));
     assert_eq!(
         (
             c.lease.retry_initial_ms,
@@ -1035,14 +1039,14 @@ fn options_are_checked_by_name_and_build_a_config() {
         (10, 20, 100)
     );
     o.set("maxRangeSize", OptionValue::Number(9_000.0)).unwrap();
-    assert_eq!(o.config().unwrap().lease.max_count, 9_000);
+    assert_eq!(o.config().unwrap().lease.max_range_size, 9_000);
 
     let mut o = LeaseOptions::default();
     o.set("namespace", OptionValue::Text("orders")).unwrap();
     o.set("minRangeSize", OptionValue::Number(5_000_000.0))
         .unwrap();
     assert_eq!(
-        o.config().unwrap().lease.max_count,
+        o.config().unwrap().lease.max_range_size,
         5_000_000,
         "max rises with an explicit min"
     );
@@ -1092,8 +1096,8 @@ fn max_outstanding_is_honoured_and_every_grant_has_a_place() {
     for max_outstanding in 1..=MAX_OUTSTANDING {
         let mut c = config();
         c.max_outstanding = max_outstanding;
-        c.min_count = 10;
-        c.max_count = 10;
+        c.min_range_size = 10;
+        c.max_range_size = 10;
         c.prefetch_lead_ms = 100_000;
         let mut l = lease(c);
         let mut next_start = 1;
@@ -1215,7 +1219,7 @@ impl Bench {
 #[test]
 fn slow_start_grows_at_most_twofold_within_the_reservation_bound() {
     let mut b = Bench::defaults();
-    let min = b.lease.config().min_count;
+    let min = b.lease.config().min_range_size;
     b.serve(0);
     assert_eq!(
         b.granted,
@@ -1285,7 +1289,7 @@ fn a_burst_within_a_millisecond_is_not_a_rate() {
 fn lifetimes_reserve_at_most_twice_the_minimum_or_four_times_what_they_returned() {
     for n in [1u64, 10, 100, 10_000, 1_000_000] {
         let mut b = Bench::defaults();
-        let min = b.lease.config().min_count;
+        let min = b.lease.config().min_range_size;
         let mut returned = 0;
         let mut now = 0;
         b.serve(now);
@@ -1320,7 +1324,7 @@ fn a_batch_larger_than_the_range_sizes_the_next_one() {
     assert!(b.lease.take(5_000).map(|r| r.count()).unwrap_or(0) >= 4_000);
     // Capped by maxRangeSize.
     let mut c = LeaseConfig::new(ns());
-    c.max_count = 2_000;
+    c.max_range_size = 2_000;
     let mut b = Bench::new(c, NamespaceConfig::new(None, None, None).unwrap());
     b.serve(0);
     let _ = b.lease.take(50_000);
@@ -1415,7 +1419,7 @@ fn a_small_namespace_is_not_eaten_by_starts() {
     // (but minRangeSize).
     let space = NamespaceConfig::new(None, Some((1 << 31) - 1), Some(300)).unwrap();
     let mut c = LeaseConfig::new(ns());
-    c.min_count = 100;
+    c.min_range_size = 100;
     let mut b = Bench::new(c, space);
     b.serve(0);
     for now in 1..200 {
@@ -1449,7 +1453,7 @@ fn a_batch_never_continues_a_lent_block_into_another_range() {
     // become current, or take_more would join two ranges.
     let mut c = config();
     c.max_outstanding = 2;
-    c.max_count = 10;
+    c.max_range_size = 10;
     let mut l = lease(c);
     let a = send(&mut l, 0).unwrap();
     answer(&mut l, &a, 1, 1);
@@ -1518,8 +1522,8 @@ fn an_outage_longer_than_two_request_lives_does_not_stop_a_new_engine() {
 fn two_in_flight() -> (Lease, Outgoing, Outgoing, u64) {
     let mut c = config();
     c.max_outstanding = 2;
-    c.min_count = 1_000;
-    c.max_count = 1_000;
+    c.min_range_size = 1_000;
+    c.max_range_size = 1_000;
     let mut l = lease(c);
     let mut next = 1;
     for now in 0..1_200 {
@@ -1665,7 +1669,7 @@ fn an_exhaustion_without_a_remaining_count_is_retried_not_final() {
 #[test]
 fn a_batch_above_the_largest_range_does_not_stick() {
     let mut c = config();
-    c.max_count = 50;
+    c.max_range_size = 50;
     let mut b = Bench::new(c, NamespaceConfig::new(None, None, None).unwrap());
     b.serve(0);
     let _ = b.lease.take(10_000);
@@ -1757,7 +1761,7 @@ fn demand_asks_for_the_shortfall_whatever_the_rate() {
     answer(&mut l, &more, 1_000, 3);
     assert_eq!(l.take_exact(500, 0).map(|b| b.count()), Ok(500));
     l.set_demand(0, 0);
-    // Capped by max_count: two requests for 2,500.
+    // Capped by max_range_size: two requests for 2,500.
     let mut l = lease(c);
     let out = send(&mut l, 0).unwrap();
     answer(&mut l, &out, 1, 1);
@@ -1771,7 +1775,7 @@ fn demand_asks_for_the_shortfall_whatever_the_rate() {
 fn a_batch_the_namespace_cannot_supply_fails_at_once_taking_nothing() {
     let space = NamespaceConfig::new(Some(1), Some(25), None).unwrap();
     let mut c = LeaseConfig::new(ns());
-    c.min_count = 10;
+    c.min_range_size = 10;
     let mut b = Bench::new(c, space);
     b.serve(0);
     assert_eq!(b.lease.available(), 10);
@@ -1809,7 +1813,7 @@ fn a_batch_the_namespace_cannot_supply_fails_at_once_taking_nothing() {
 #[test]
 fn a_batch_above_what_the_engine_gathers_is_refused() {
     let mut c = config();
-    c.max_count = 1_000;
+    c.max_range_size = 1_000;
     let mut b = Bench::new(c, NamespaceConfig::new(None, None, Some(100)).unwrap());
     assert_eq!(b.lease.batch_limit(), 8_000);
     assert_eq!(
@@ -1840,8 +1844,8 @@ fn a_batch_is_gathered_however_small_the_ranges_on_hand() {
     // lets the engine ask, so a batch up to the limit always comes.
     let mut c = config();
     c.max_outstanding = 4;
-    c.min_count = 10;
-    c.max_count = 1_000;
+    c.min_range_size = 10;
+    c.max_range_size = 1_000;
     c.prefetch_lead_ms = 10_000;
     let mut l = lease(c);
     let mut start = 1;
@@ -1880,8 +1884,8 @@ fn demand_outweighs_the_share_of_what_remains() {
     // a caller waiting for 5,000 gets them.
     let space = NamespaceConfig::new(Some(1), Some(100_000), None).unwrap();
     let mut c = LeaseConfig::new(ns());
-    c.min_count = 10;
-    c.max_count = 10_000;
+    c.min_range_size = 10;
+    c.max_range_size = 10_000;
     let mut b = Bench::new(c, space);
     b.serve(0);
     b.lease.set_demand(5_000, 0);
@@ -1895,8 +1899,8 @@ fn exact_batches_lent_blocks_and_single_ids_never_overlap() {
     // A seeded mix of every way to issue, against the real decision.
     let space = NamespaceConfig::new(Some(1), Some(200_000), Some(50)).unwrap();
     let mut c = LeaseConfig::new(ns());
-    c.min_count = 7;
-    c.max_count = 50;
+    c.min_range_size = 7;
+    c.max_range_size = 50;
     c.max_outstanding = 4;
     let mut b = Bench::new(c, space);
     let mut seen = std::collections::BTreeSet::new();

@@ -93,7 +93,7 @@ pub enum Violation {
     },
     /// An incarnation in slow start (younger than the time a rate needs to
     /// be trusted) had more committed to it than its reservation bound:
-    /// `max(2 * min_count, 4 * issued)` plus a batch allowance.
+    /// `max(2 * min_range_size, 4 * issued)` plus a batch allowance.
     OverReserved {
         /// The incarnation.
         incarnation: String,

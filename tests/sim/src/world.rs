@@ -516,8 +516,8 @@ const TIME_LIMIT_MS: u64 = 60_000;
 
 fn lease_config(namespace: Namespace) -> LeaseConfig {
     let mut c = LeaseConfig::new(namespace);
-    c.min_count = 8;
-    c.max_count = 400;
+    c.min_range_size = 8;
+    c.max_range_size = 400;
     c.target_lifetime_ms = 40;
     c.prefetch_lead_ms = 10;
     c.max_outstanding = 2;
@@ -1044,9 +1044,9 @@ impl World {
         if self.now.saturating_sub(book.born) >= TRUST_MS || self.scenario.reuse_incarnation {
             return Ok(());
         }
-        let batches = book.largest_batch.min(config.max_count) * config.max_outstanding as u64
+        let batches = book.largest_batch.min(config.max_range_size) * config.max_outstanding as u64
             + book.largest_exact;
-        let bound = (2 * config.min_count).max(4 * book.issued) + batches;
+        let bound = (2 * config.min_range_size).max(4 * book.issued) + batches;
         let committed: u64 = book.committed.values().sum();
         if committed > bound {
             return Err(Violation::OverReserved {
