@@ -44,10 +44,7 @@ fn count(n: f64) -> u64 {
 }
 
 fn ticket(request: f64, attempt: f64) -> Ticket {
-    Ticket {
-        request: ms(request),
-        attempt: ms(attempt).min(u64::from(u32::MAX)) as u32,
-    }
+    Ticket::from_parts(ms(request), ms(attempt).min(u64::from(u32::MAX)) as u32)
 }
 
 /// The first ID of `r`: a number when every ID of it is exact, else a
@@ -198,8 +195,8 @@ impl Engine {
             Action::Send(o) => {
                 let body = rangeid_core::wire::to_json(&o.request);
                 out.push(&"send".into());
-                out.push(&JsValue::from_f64(o.ticket.request as f64));
-                out.push(&JsValue::from_f64(f64::from(o.ticket.attempt)));
+                out.push(&JsValue::from_f64(o.ticket.request() as f64));
+                out.push(&JsValue::from_f64(f64::from(o.ticket.attempt())));
                 // to_json writes UTF-8 only.
                 out.push(&JsValue::from_str(
                     core::str::from_utf8(&body).unwrap_or("{}"),
@@ -208,8 +205,8 @@ impl Engine {
             }
             Action::Cancel(t) => {
                 out.push(&"cancel".into());
-                out.push(&JsValue::from_f64(t.request as f64));
-                out.push(&JsValue::from_f64(f64::from(t.attempt)));
+                out.push(&JsValue::from_f64(t.request() as f64));
+                out.push(&JsValue::from_f64(f64::from(t.attempt())));
             }
             // An action this binding does not know: nothing to hand JS, which
             // polls again at the next deadline.

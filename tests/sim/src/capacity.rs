@@ -398,10 +398,7 @@ pub fn run(workload: &Workload, policy: Policy) -> Outcome {
                             request_id: RequestId::numbered(s.requests),
                             count,
                         };
-                        let ticket = Ticket {
-                            request: s.requests,
-                            attempt: 0,
-                        };
+                        let ticket = Ticket::from_parts(s.requests, 0);
                         schedule(
                             &mut queue,
                             &mut events,

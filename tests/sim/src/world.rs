@@ -1189,8 +1189,8 @@ impl World {
         }
         let g = &mut self.gens[slot];
         if !matches!(reply, Reply::Grant(_)) {
-            if let Some(latest) = g.latest.get_mut(&ticket.request) {
-                if latest.0 == ticket.attempt {
+            if let Some(latest) = g.latest.get_mut(&ticket.request()) {
+                if latest.0 == ticket.attempt() {
                     latest.2 = true;
                 }
             }
@@ -1216,22 +1216,22 @@ impl World {
                 Action::Send(out) => {
                     let t = out.ticket;
                     let g = &mut self.gens[slot];
-                    if t.attempt > 0 {
+                    if t.attempt() > 0 {
                         let (attempt, sent, failed) =
-                            g.latest.get(&t.request).copied().unwrap_or((0, 0, false));
-                        if attempt + 1 != t.attempt || !(failed || now >= sent + timeout) {
+                            g.latest.get(&t.request()).copied().unwrap_or((0, 0, false));
+                        if attempt + 1 != t.attempt() || !(failed || now >= sent + timeout) {
                             return Err(Violation::PrematureRetry {
-                                request: t.request,
-                                attempt: t.attempt,
+                                request: t.request(),
+                                attempt: t.attempt(),
                                 after_ms: now - sent,
                             });
                         }
                     }
-                    g.latest.insert(t.request, (t.attempt, now, false));
+                    g.latest.insert(t.request(), (t.attempt(), now, false));
                     g.last_sent = Some(out.request);
                     self.report.requests += 1;
-                    self.report.max_attempt = self.report.max_attempt.max(out.ticket.attempt);
-                    if out.ticket.attempt > 0 {
+                    self.report.max_attempt = self.report.max_attempt.max(out.ticket.attempt());
+                    if out.ticket.attempt() > 0 {
                         self.report.retries += 1;
                         self.note(|| format!("generator {slot} retries {:?}", out.ticket));
                     }
@@ -1288,7 +1288,7 @@ impl World {
         let gone: Vec<Ticket> = g
             .live
             .iter()
-            .filter(|t| t.request == upto.request && t.attempt <= upto.attempt)
+            .filter(|t| t.request() == upto.request() && t.attempt() <= upto.attempt())
             .copied()
             .collect();
         let engine = g.engine;
