@@ -70,6 +70,7 @@ fn handled(h: Handled) -> &'static str {
     match h {
         Handled::Installed => "installed",
         Handled::Duplicate => "duplicate",
+        Handled::Abandoned => "abandoned",
         Handled::NotOurs(_) => "not_ours",
         Handled::Stale => "stale",
         Handled::WillRetry => "will_retry",
@@ -224,8 +225,9 @@ impl Engine {
 
     /// Hands over the answer to attempt (`request`, `attempt`): the HTTP
     /// status, the body text and `Retry-After` in ms (or -1). Returns what
-    /// became of it: `installed`, `duplicate`, `not_ours`, `stale`,
-    /// `will_retry` or `stopped`.
+    /// became of it: `installed`, `duplicate`, `abandoned` (a grant after
+    /// `close`), `not_ours`, `stale`, `will_retry`, `blocked` or `stopped`
+    /// (`other` for an outcome this binding does not name).
     #[wasm_bindgen(js_name = handleAnswer)]
     pub fn handle_answer(
         &mut self,

@@ -187,8 +187,12 @@ impl core::error::Error for IssueError {}
 pub enum Handled {
     /// A grant, installed: its IDs will be issued.
     Installed,
-    /// A repeat of a grant already installed (or already settled); ignored.
+    /// A repeat of a grant already installed (or already settled); ignored,
+    /// and counted in [`Stats::duplicates_ignored`].
     Duplicate,
+    /// A grant that arrived after [`Lease::close`]: settled, not installed;
+    /// its IDs are counted in [`Stats::abandoned`] (and only there).
+    Abandoned,
     /// A grant not installed: it does not answer a request of this engine.
     NotOurs(GrantRefusal),
     /// A failure of an attempt that was superseded, or of a request already
@@ -236,8 +240,9 @@ pub struct Latency {
     pub max: u64,
 }
 
-/// Counters a user would want; they only grow, but `available` and
-/// `outstanding`, which are the present state.
+/// Counters a user would want. They only grow, but for the present state
+/// (`available`, `reserved_ahead` and `outstanding`) and the latency
+/// percentiles (`grant_ms.p50` and `p99`, over the last 64 grants).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     /// IDs returned to callers.
@@ -970,7 +975,7 @@ impl Lease {
         if self.phase == Phase::Closed {
             // Settled, not installed: its IDs are abandoned with the rest.
             self.stats.abandoned = self.stats.abandoned.saturating_add(grant.range.count());
-            return Handled::Duplicate;
+            return Handled::Abandoned;
         }
         self.frozen = false;
         self.end_block();

@@ -876,10 +876,35 @@ fn close_reports_and_abandons_the_tail() {
     assert_eq!(l.close(), 5);
     assert_eq!(l.close(), 0);
     assert_eq!(l.next_id(), Err(IssueError::Closed));
-    assert_eq!(answer(&mut l, &late, 201, 2), Handled::Duplicate);
+    assert_eq!(answer(&mut l, &late, 201, 2), Handled::Abandoned);
     assert_eq!(l.next_id(), Err(IssueError::Closed));
     assert_eq!(send(&mut l, 5_000), None);
-    assert_eq!(l.stats(0).abandoned, 5 + late.request.count);
+    let s = l.stats(0);
+    assert_eq!(s.abandoned, 5 + late.request.count);
+    // Counted once, as abandoned: not also as a duplicate.
+    assert_eq!(s.duplicates_ignored, 0);
+}
+
+#[test]
+fn a_grant_after_close_is_abandoned_once_and_its_repeat_is_a_duplicate() {
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    assert_eq!(l.close(), 0);
+    let count = out.request.count;
+    assert_eq!(answer(&mut l, &out, 1, 1), Handled::Abandoned);
+    let s = l.stats(0);
+    assert_eq!(
+        (s.abandoned, s.duplicates_ignored, s.ranges_installed),
+        (count, 0, 0)
+    );
+    // The same grant again (a duplicated reply): a duplicate, whose IDs
+    // were already counted as abandoned.
+    assert_eq!(answer(&mut l, &out, 1, 2), Handled::Duplicate);
+    let s = l.stats(0);
+    assert_eq!(
+        (s.abandoned, s.duplicates_ignored, s.ranges_installed),
+        (count, 1, 0)
+    );
 }
 
 #[test]
