@@ -275,12 +275,13 @@ pub enum Disposition {
 
 impl Refused {
     /// What to do about this refusal. `unavailable`, `rate_limited`,
-    /// `ledger_full`, and an unknown code that came with 429 or a 5xx, are
-    /// retried (after at least `Retry-After`); `namespace_frozen` is
+    /// `ledger_full`, and an unknown code that came with 408, 429 or a 5xx,
+    /// are retried (after at least `Retry-After`); `namespace_frozen` is
     /// retried while it lasts; `namespace_exhausted` asks for what remains;
     /// `unauthenticated` is retried once with fresh credentials (then
-    /// blocks); everything else (including an unknown code with another
-    /// 4xx) is final.
+    /// blocks); `invalid_request` with the namespace's `maxCount` is
+    /// [`Disposition::CountAbove`]; everything else (including an unknown
+    /// code with another 4xx) is final.
     pub fn disposition(&self) -> Disposition {
         match self.code {
             ReplyCode::Known(

@@ -1,5 +1,6 @@
 //! The authority's settings from its environment, checked once: grant
-//! retention, the token audience. (Test-only settings are elsewhere, in
+//! retention, the idle check interval, the token audience (the allowed
+//! origins are parsed with the responses, in `response`). (Test-only settings are elsewhere, in
 //! `test_switches`, compiled only into the test build.)
 
 /// The shortest grant retention accepted: one hour, well above the

@@ -135,7 +135,8 @@ impl Requests {
             .position(|p| p.is_some_and(|p| p.number == number))
     }
 
-    /// Makes request `number + 1` for `count` IDs, first due at `due`.
+    /// Makes request `made + 1` (its id `r<made + 1>`) for `count` IDs,
+    /// first due at `due`; `false`, making nothing, when no slot is free.
     pub fn make(&mut self, count: u64, due: u64) -> bool {
         let Some(slot) = self.pending.iter().position(Option::is_none) else {
             return false;
