@@ -27,8 +27,8 @@
 //!   hands over and where the destination starts.
 //! - [`text`]: `Text<N>`, a bounded string that needs no heap.
 //! - [`cursor`]: `AtomicCursor`, lock-free issuing for native threads.
-//! - [`wire`] (feature `serde`): the JSON request, grant and error types,
-//!   and the authority's answer encoder.
+//! - [`wire`] (feature `serde`): the JSON forms of the protocol types and
+//!   of errors, and the authority's answer encoder.
 //!
 //! Guaranteed, under lost, duplicated and reordered replies, restarts and
 //! pauses: no ID is issued twice within a namespace. Not provided: any order

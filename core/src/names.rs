@@ -1,4 +1,5 @@
-//! Validated names: `Namespace`, `Incarnation` and `RequestId`.
+//! Validated names: `Namespace`, `Incarnation` and `RequestId`, and
+//! `CodeText`, an unknown error code's text as a client keeps it.
 //!
 //! Each is checked once, where it enters the system, and is then carried as
 //! a type that cannot hold an invalid value. They live on the stack.
