@@ -45,10 +45,10 @@ fn loaded_lease() -> Lease {
     let mut config = LeaseConfig::new(ns);
     config.min_range_size = 1 << 40;
     config.max_range_size = 1 << 40;
-    let mut lease = Lease::new(config, [9; 16], 0).unwrap();
+    let mut lease = Lease::new(config, [9; 16], rangeid_core::Instant::from_ms(0)).unwrap();
     let space =
         NamespaceConfig::new(None, Some(u64::MAX), Some(NamespaceConfig::MAX_COUNT_LIMIT)).unwrap();
-    let Some(Action::Send(out)) = lease.poll(0) else {
+    let Some(Action::Send(out)) = lease.poll(rangeid_core::Instant::from_ms(0)) else {
         panic!("a new engine asks for a range");
     };
     let state = NamespaceState::create(ns, space).unfenced();
@@ -66,7 +66,7 @@ fn loaded_lease() -> Lease {
         replayed: false,
         capacity: Capacity::default(),
     });
-    lease.handle_reply(out.ticket, &reply, 0);
+    lease.handle_reply(out.ticket, &reply, rangeid_core::Instant::from_ms(0));
     lease
 }
 

@@ -26,6 +26,8 @@
 //! - [`transfer`]: moving a namespace between authorities: what the source
 //!   hands over and where the destination starts.
 //! - [`text`]: `Text<N>`, a bounded string that needs no heap.
+//! - [`time`]: `Instant`, a point on a driver's clock; why durations stay
+//!   `*_ms` numbers and the authority's clock is another.
 //! - [`cursor`]: `AtomicCursor`, lock-free issuing for native threads.
 //! - [`wire`] (feature `serde`): the JSON forms of the protocol types and
 //!   of errors, and the authority's answer encoder.
@@ -53,6 +55,7 @@ pub mod protocol;
 pub mod range;
 pub mod reply;
 pub mod text;
+pub mod time;
 pub mod transfer;
 #[cfg(feature = "serde")]
 pub mod wire;
@@ -65,3 +68,4 @@ pub use names::{Incarnation, Namespace, RequestId};
 pub use protocol::{Grant, GrantRequest};
 pub use range::Range;
 pub use reply::{Disposition, Reply};
+pub use time::Instant;

@@ -12,7 +12,7 @@ use js_sys::{Array, Object, Reflect};
 use rangeid_core::decimal::Decimal;
 use rangeid_core::lease::{Handled, IssueError, LeaseOptions, OptionValue, Phase, Stats};
 use rangeid_core::reply::{Excerpt, Reply, TransientKind};
-use rangeid_core::{Action, Lease, Range, Ticket};
+use rangeid_core::{Action, Instant, Lease, Range, Ticket};
 use wasm_bindgen::prelude::*;
 
 /// The largest value a JS number holds exactly, plus one.
@@ -32,6 +32,12 @@ fn ms(now: f64) -> u64 {
     } else {
         0
     }
+}
+
+/// A JS time (ms, the driver's monotonic clock) as core's instant; as
+/// [`ms`].
+fn at(now: f64) -> Instant {
+    Instant::from_ms(ms(now))
 }
 
 /// A JS count as core's: at least 1, at most 2^32 - 1.
@@ -106,7 +112,7 @@ impl Engine {
         let mut random = [0u8; 16];
         getrandom::getrandom(&mut random)
             .map_err(|e| JsError::new(&format!("unavailable: no secure random source: {e}")))?;
-        let lease = Lease::new(config.lease, random, ms(now)).map_err(|e| invalid(&e))?;
+        let lease = Lease::new(config.lease, random, at(now)).map_err(|e| invalid(&e))?;
         Ok(Engine {
             lease,
             deadline_ms: config.deadline_ms,
@@ -188,7 +194,7 @@ impl Engine {
     /// `["cancel", request, attempt]` (stop waiting for every attempt of
     /// `request` up to `attempt`).
     pub fn poll(&mut self, now: f64) -> JsValue {
-        let Some(action) = self.lease.poll(ms(now)) else {
+        let Some(action) = self.lease.poll(at(now)) else {
             return JsValue::UNDEFINED;
         };
         let out = Array::new();
@@ -220,7 +226,9 @@ impl Engine {
     /// -1 when nothing is scheduled.
     #[wasm_bindgen(js_name = nextDeadline)]
     pub fn next_deadline(&self) -> f64 {
-        self.lease.next_deadline().map_or(-1.0, |d| d as f64)
+        self.lease
+            .next_deadline()
+            .map_or(-1.0, |d| d.as_ms() as f64)
     }
 
     /// Hands over the answer to attempt (`request`, `attempt`): the HTTP
@@ -242,7 +250,7 @@ impl Engine {
         let reply = Reply::from_http(status, body.as_bytes(), retry_after);
         let h = self
             .lease
-            .handle_reply(ticket(request, attempt), &reply, ms(now));
+            .handle_reply(ticket(request, attempt), &reply, at(now));
         handled(h).to_owned()
     }
 
@@ -252,7 +260,7 @@ impl Engine {
     pub fn handle_no_answer(&mut self, request: f64, attempt: f64, now: f64) -> String {
         let h = self
             .lease
-            .handle_reply(ticket(request, attempt), &Reply::no_answer(), ms(now));
+            .handle_reply(ticket(request, attempt), &Reply::no_answer(), at(now));
         handled(h).to_owned()
     }
 
@@ -282,7 +290,7 @@ impl Engine {
             _ => {}
         }
         if let Some(b) = self.lease.blocked() {
-            set(&o, "blockedUntil", b.until as f64);
+            set(&o, "blockedUntil", b.until.as_ms() as f64);
         }
         let excerpt = |o: &Object, e: &Excerpt| {
             if !e.as_str().is_empty() {

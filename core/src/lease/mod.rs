@@ -8,7 +8,8 @@
 //! back through [`Lease::handle_reply`] with the attempt's [`Ticket`]. The
 //! driver wakes the engine at [`Lease::next_deadline`] and whenever
 //! [`Lease::should_poll`] says so. The engine never reads a clock: every
-//! input that depends on time carries `now`, a monotonic instant in
+//! input that depends on time carries `now`, an [`Instant`] on the
+//! driver's monotonic clock (see [`crate::time`]); durations are `*_ms`
 //! milliseconds.
 //!
 //! Guaranteed, whatever the network does: an ID is issued at most once; it
@@ -27,6 +28,7 @@ use crate::names::Incarnation;
 use crate::protocol::{GrantReply, GrantRequest};
 use crate::range::Range;
 use crate::reply::{Disposition, Reply, ReplyCode};
+use crate::time::Instant;
 
 mod config;
 mod requests;
@@ -319,7 +321,7 @@ pub struct Blocked {
     /// Blocked answers in a row.
     pub answers: u32,
     /// When the engine asks again, on the engine's clock.
-    pub until: u64,
+    pub until: Instant,
 }
 
 /// Exactly the IDs of one batch ([`Lease::take_exact`]): `from_lent` IDs
@@ -386,8 +388,9 @@ impl Lease {
     ///
     /// The bytes must come from a good random source: two engines with the
     /// same bytes share an incarnation and may be handed the same ranges.
-    pub fn new(config: LeaseConfig, random: [u8; 16], now: u64) -> Result<Lease, ConfigError> {
+    pub fn new(config: LeaseConfig, random: [u8; 16], now: Instant) -> Result<Lease, ConfigError> {
         config.check()?;
+        let now = now.as_ms();
         let mut seed = 0u64;
         for chunk in random.chunks(8) {
             let mut word = [0u8; 8];
@@ -805,7 +808,8 @@ impl Lease {
     /// their way fall below what the measured rate needs. Call it until it
     /// returns `None`, after every [`Lease::handle_reply`], when
     /// [`Lease::should_poll`] says so and at [`Lease::next_deadline`].
-    pub fn poll(&mut self, now: u64) -> Option<Action> {
+    pub fn poll(&mut self, now: Instant) -> Option<Action> {
+        let now = now.as_ms();
         match self.phase {
             Phase::Running => {
                 self.stats.requests_expired += self.requests.expire(now, MAX_REQUEST_AGE_MS);
@@ -872,7 +876,7 @@ impl Lease {
         )?;
         // Blocked: a new request (one that replaces an expired probe) waits
         // for the block's time too.
-        let due = self.blocked.map_or(now, |b| b.until.max(now));
+        let due = self.blocked.map_or(now, |b| b.until.as_ms().max(now));
         if !self.requests.make(count, due) {
             return None;
         }
@@ -908,12 +912,12 @@ impl Lease {
 
     /// When the driver must call [`Lease::poll`] next at the latest (a retry
     /// or an attempt's timeout), or `None` if nothing is scheduled.
-    pub fn next_deadline(&self) -> Option<u64> {
+    pub fn next_deadline(&self) -> Option<Instant> {
         if self.phase == Phase::Closed {
             return None;
         }
         // Stopped engines still time out what is in flight (see `poll`).
-        self.requests.next_due()
+        self.requests.next_due().map(Instant::from_ms)
     }
 
     /// Hands the engine the outcome of the attempt `ticket`: a classified
@@ -924,7 +928,8 @@ impl Lease {
     /// this incarnation, from whichever of its attempts; so a replay or a
     /// duplicate installs nothing twice. A failure counts only for a
     /// request's latest attempt; then [`Disposition`] decides.
-    pub fn handle_reply(&mut self, ticket: Ticket, reply: &Reply, now: u64) -> Handled {
+    pub fn handle_reply(&mut self, ticket: Ticket, reply: &Reply, now: Instant) -> Handled {
+        let now = now.as_ms();
         let handled = match reply {
             Reply::Grant(g) => self.handle_grant(ticket, g, now),
             failure => self.handle_failure(ticket, failure, now),
@@ -1102,7 +1107,7 @@ impl Lease {
                 self.blocked = Some(Blocked {
                     code,
                     answers,
-                    until,
+                    until: Instant::from_ms(until),
                 });
                 // Credentials refused even fresh: every probe asks for
                 // fresh ones, so a token source that mends is heard.

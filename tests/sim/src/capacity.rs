@@ -20,6 +20,7 @@ use rangeid_core::authority::{decide, Decision, NamespaceConfig, NamespaceState}
 use rangeid_core::lease::{Lease, LeaseConfig};
 use rangeid_core::ledger::LedgerView;
 use rangeid_core::protocol::{Capacity, GrantReply, GrantRequest};
+use rangeid_core::time::Instant;
 use rangeid_core::wire::{ErrorReply, HttpAnswer};
 use rangeid_core::{Action, ErrorCode, Incarnation, Namespace, Reply, RequestId, Ticket};
 
@@ -218,7 +219,7 @@ pub fn run(workload: &Workload, policy: Policy) -> Outcome {
     let mut starts = vec![0u64; workload.generators];
     let start_client = |rng: &mut Rng, now: u64| match policy {
         Policy::RangeId => {
-            let lease = Lease::new(LeaseConfig::new(ns), rng.bytes16(), now)
+            let lease = Lease::new(LeaseConfig::new(ns), rng.bytes16(), Instant::from_ms(now))
                 .unwrap_or_else(|e| panic!("default config: {e}"));
             Client::RangeId(Box::new(lease))
         }
@@ -325,7 +326,7 @@ pub fn run(workload: &Workload, policy: Policy) -> Outcome {
                     match &mut clients[slot] {
                         Client::RangeId(lease) => {
                             let reply = Reply::from_http(answer.status, &answer.body, None);
-                            lease.handle_reply(ticket, &reply, now);
+                            lease.handle_reply(ticket, &reply, Instant::from_ms(now));
                         }
                         Client::Simple(s) => {
                             s.in_flight = false;
@@ -374,7 +375,7 @@ pub fn run(workload: &Workload, policy: Policy) -> Outcome {
             let start = starts[slot];
             match &mut clients[slot] {
                 Client::RangeId(lease) => {
-                    while let Some(action) = lease.poll(now) {
+                    while let Some(action) = lease.poll(Instant::from_ms(now)) {
                         if let Action::Send(o) = action {
                             schedule(
                                 &mut queue,

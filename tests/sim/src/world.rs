@@ -31,6 +31,7 @@ use rangeid_core::lease::{IssueError, Lease, LeaseConfig, TRUST_MS};
 use rangeid_core::ledger::Limits;
 use rangeid_core::protocol::{Capacity, GrantReply, GrantRequest};
 use rangeid_core::reply::ReplyCode;
+use rangeid_core::time::Instant;
 use rangeid_core::wire::{ErrorReply, HttpAnswer};
 use rangeid_core::{Action, ErrorCode, Grant, Namespace, Range, Reply, Ticket};
 use rangeid_core::{Incarnation, RequestId};
@@ -641,8 +642,12 @@ impl World {
     fn spawn(&mut self, reuse: Option<[u8; 16]>) -> Generator {
         self.engines += 1;
         let random = reuse.unwrap_or_else(|| self.rng.bytes16());
-        let lease = Lease::new(lease_config(self.namespace), random, self.now)
-            .unwrap_or_else(|e| panic!("lease config: {e}"));
+        let lease = Lease::new(
+            lease_config(self.namespace),
+            random,
+            Instant::from_ms(self.now),
+        )
+        .unwrap_or_else(|e| panic!("lease config: {e}"));
         self.books.insert(
             *lease.incarnation(),
             Book {
@@ -1154,7 +1159,7 @@ impl World {
             // dropped with their engine.
             let reply = from_wire(&wire);
             if matches!(reply, Reply::Grant(_)) {
-                g.lease.handle_reply(ticket, &reply, now);
+                g.lease.handle_reply(ticket, &reply, Instant::from_ms(now));
             }
             return Ok(());
         }
@@ -1195,7 +1200,7 @@ impl World {
                 }
             }
         }
-        let handled = g.lease.handle_reply(ticket, &reply, now);
+        let handled = g.lease.handle_reply(ticket, &reply, Instant::from_ms(now));
         let inc = short(g.lease.incarnation());
         self.note(|| {
             format!(
@@ -1210,7 +1215,7 @@ impl World {
     fn drive(&mut self, slot: usize) -> Result<(), Violation> {
         let now = self.now;
         let timeout = lease_config(self.namespace).request_timeout_ms;
-        while let Some(action) = self.gens[slot].lease.poll(now) {
+        while let Some(action) = self.gens[slot].lease.poll(Instant::from_ms(now)) {
             match action {
                 Action::Cancel(upto) => self.cancel(slot, upto),
                 Action::Send(out) => {
@@ -1466,7 +1471,10 @@ impl World {
                 }
             }
         }
-        let due = g.lease.next_deadline().is_some_and(|d| d <= now);
+        let due = g
+            .lease
+            .next_deadline()
+            .is_some_and(|d| d <= Instant::from_ms(now));
         if g.lease.should_poll() || due || g.waiting > 0 {
             self.drive(slot)?;
         }
