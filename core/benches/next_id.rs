@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use criterion::Criterion;
 use rangeid_core::authority::{decide, Decision, NamespaceConfig, NamespaceState, Owner};
 use rangeid_core::ledger::LedgerView;
-use rangeid_core::reply::Capacity;
-use rangeid_core::{Action, AtomicCursor, GrantReply, Lease, LeaseConfig, Namespace, Range, Reply};
+use rangeid_core::protocol::{Capacity, GrantReply};
+use rangeid_core::{Action, AtomicCursor, Lease, LeaseConfig, Namespace, Range, Reply};
 
 /// Time and iterations each routine was measured over, for the ratios.
 static TOTALS: Mutex<Vec<(&'static str, Duration, u64)>> = Mutex::new(Vec::new());
@@ -43,12 +43,12 @@ fn ns_per_id(name: &str) -> f64 {
 fn loaded_lease() -> Lease {
     let ns = Namespace::new("bench").unwrap();
     let mut config = LeaseConfig::new(ns);
-    config.min_count = 1 << 40;
-    config.max_count = 1 << 40;
-    let mut lease = Lease::new(config, [9; 16], 0).unwrap();
+    config.min_range_size = 1 << 40;
+    config.max_range_size = 1 << 40;
+    let mut lease = Lease::new(config, [9; 16], rangeid_core::Instant::from_ms(0)).unwrap();
     let space =
         NamespaceConfig::new(None, Some(u64::MAX), Some(NamespaceConfig::MAX_COUNT_LIMIT)).unwrap();
-    let Some(Action::Send(out)) = lease.poll(0) else {
+    let Some(Action::Send(out)) = lease.poll(rangeid_core::Instant::from_ms(0)) else {
         panic!("a new engine asks for a range");
     };
     let state = NamespaceState::create(ns, space).unfenced();
@@ -66,7 +66,7 @@ fn loaded_lease() -> Lease {
         replayed: false,
         capacity: Capacity::default(),
     });
-    lease.handle_reply(out.ticket, &reply, 0);
+    lease.handle_reply(out.ticket, &reply, rangeid_core::Instant::from_ms(0));
     lease
 }
 

@@ -9,7 +9,8 @@ use core::fmt;
 
 use crate::code::ErrorCode;
 use crate::ledger::{admit, Budget, Held, LedgerView, Record, LEDGER_FULL_RETRY_MS};
-use crate::names::{Incarnation, Namespace, RequestId};
+use crate::names::Namespace;
+use crate::protocol::{Grant, GrantRequest};
 use crate::range::{Range, BOUND_LIMIT};
 use crate::text::Text;
 
@@ -20,7 +21,8 @@ pub type Owner = Text<128>;
 
 /// Why a namespace configuration is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConfigError {
+#[non_exhaustive]
+pub enum NamespaceConfigError {
     /// `first` is 0; IDs are positive.
     ZeroFirst,
     /// `first` is greater than `max`: the namespace would hold nothing.
@@ -32,16 +34,20 @@ pub enum ConfigError {
     MaxCountTooLarge,
 }
 
-impl fmt::Display for ConfigError {
+impl fmt::Display for NamespaceConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            ConfigError::ZeroFirst => "first must be at least 1",
-            ConfigError::FirstAboveMax => "first must not be greater than max",
-            ConfigError::ZeroMaxCount => "maxCount must be at least 1",
-            ConfigError::MaxCountTooLarge => "maxCount must be at most 9007199254740991 (2^53 - 1)",
+            NamespaceConfigError::ZeroFirst => "first must be at least 1",
+            NamespaceConfigError::FirstAboveMax => "first must not be greater than max",
+            NamespaceConfigError::ZeroMaxCount => "maxCount must be at least 1",
+            NamespaceConfigError::MaxCountTooLarge => {
+                "maxCount must be at most 9007199254740991 (2^53 - 1)"
+            }
         })
     }
 }
+
+impl core::error::Error for NamespaceConfigError {}
 
 /// The fixed bounds of a namespace, validated at creation.
 ///
@@ -64,28 +70,28 @@ impl NamespaceConfig {
     pub const DEFAULT_MAX_COUNT: u64 = 10_000_000;
     /// The largest `maxCount` a namespace may have: 2^53 - 1, so every
     /// count on the wire is exact as a JS number.
-    pub const MAX_COUNT_LIMIT: u64 = (1 << 53) - 1;
+    pub const MAX_COUNT_LIMIT: u64 = crate::protocol::MAX_COUNT;
 
     /// Validates a configuration; absent fields take the defaults.
     pub fn new(
         first: Option<u64>,
         max: Option<u64>,
         max_count: Option<u64>,
-    ) -> Result<NamespaceConfig, ConfigError> {
+    ) -> Result<NamespaceConfig, NamespaceConfigError> {
         let first = first.unwrap_or(Self::DEFAULT_FIRST);
         let max = max.unwrap_or(Self::DEFAULT_MAX);
         let max_count = max_count.unwrap_or(Self::DEFAULT_MAX_COUNT);
         if first == 0 {
-            return Err(ConfigError::ZeroFirst);
+            return Err(NamespaceConfigError::ZeroFirst);
         }
         if first > max {
-            return Err(ConfigError::FirstAboveMax);
+            return Err(NamespaceConfigError::FirstAboveMax);
         }
         if max_count == 0 {
-            return Err(ConfigError::ZeroMaxCount);
+            return Err(NamespaceConfigError::ZeroMaxCount);
         }
         if max_count > Self::MAX_COUNT_LIMIT {
-            return Err(ConfigError::MaxCountTooLarge);
+            return Err(NamespaceConfigError::MaxCountTooLarge);
         }
         Ok(NamespaceConfig {
             first,
@@ -117,6 +123,7 @@ impl NamespaceConfig {
 
 /// Whether a namespace grants new ranges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum NamespaceStatus {
     /// Grants new ranges.
     Active,
@@ -145,12 +152,24 @@ impl NamespaceStatus {
 
 /// Why loaded state is refused: storage holds something no decision made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum StateError {
     /// `next` lies outside `first..=max + 1`.
     NextOutOfBounds,
     /// `fence` lies outside `first..=max + 1`.
     FenceOutOfBounds,
 }
+
+impl fmt::Display for StateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StateError::NextOutOfBounds => "stored next lies outside first..=max + 1",
+            StateError::FenceOutOfBounds => "stored fence lies outside first..=max + 1",
+        })
+    }
+}
+
+impl core::error::Error for StateError {}
 
 /// A namespace's committed allocation state.
 ///
@@ -292,6 +311,7 @@ impl NamespaceState {
 
 /// Why a floor is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FloorError {
     /// The floor is below `next`; floors never move it down.
     BelowNext {
@@ -305,6 +325,19 @@ pub enum FloorError {
     },
 }
 
+impl fmt::Display for FloorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FloorError::BelowNext { next } => {
+                write!(f, "the floor is below next {next}; floors never lower next")
+            }
+            FloorError::AboveMax { max } => write!(f, "the floor is above max {max}"),
+        }
+    }
+}
+
+impl core::error::Error for FloorError {}
+
 impl FloorError {
     /// The stable code for this refusal.
     pub const fn code(&self) -> ErrorCode {
@@ -315,39 +348,10 @@ impl FloorError {
     }
 }
 
-/// A request for `count` IDs by `(incarnation, request_id)`; with the
-/// caller's [`Owner`] that is its identity.
-///
-/// On the wire (feature `serde`):
-/// `{"namespace":"orders","incarnation":"A9","requestId":"r17","count":10000}`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GrantRequest {
-    /// The namespace asked of.
-    pub namespace: Namespace,
-    /// The asking process's incarnation.
-    pub incarnation: Incarnation,
-    /// The request's identity within that incarnation.
-    pub request_id: RequestId,
-    /// How many IDs are asked for.
-    pub count: u64,
-}
-
-/// A committed grant: the range given to one request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Grant {
-    /// The namespace the range belongs to.
-    pub namespace: Namespace,
-    /// The incarnation it was granted to.
-    pub incarnation: Incarnation,
-    /// The request it answers.
-    pub request_id: RequestId,
-    /// The IDs granted.
-    pub range: Range,
-}
-
 /// What the authority must do with a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(clippy::large_enum_variant)] // Short-lived; boxing would need a heap.
+#[non_exhaustive]
 pub enum Decision {
     /// Commit `grant` together with the advanced state and the ledger
     /// record, then reply.
@@ -471,6 +475,8 @@ impl fmt::Display for Refusal {
     }
 }
 
+impl core::error::Error for Refusal {}
+
 /// Decides a range request from `owner` at `now` (ms) against the
 /// committed state and what the ledger holds for it (`ledger.span`: the
 /// caller's span found by [`crate::ledger::span_for`]; the caller's usage
@@ -561,6 +567,7 @@ pub fn decide(
 mod tests {
     use super::*;
     use crate::ledger::{Limits, Span};
+    use crate::names::{Incarnation, RequestId};
 
     /// An unfenced state: the fence has its own tests below.
     fn ns(name: &str, first: u64, max: u64, max_count: u64) -> NamespaceState {
@@ -625,21 +632,21 @@ mod tests {
         );
         assert_eq!(
             NamespaceConfig::new(Some(0), None, None),
-            Err(ConfigError::ZeroFirst)
+            Err(NamespaceConfigError::ZeroFirst)
         );
         assert_eq!(
             NamespaceConfig::new(Some(10), Some(9), None),
-            Err(ConfigError::FirstAboveMax)
+            Err(NamespaceConfigError::FirstAboveMax)
         );
         assert_eq!(
             NamespaceConfig::new(None, None, Some(0)),
-            Err(ConfigError::ZeroMaxCount)
+            Err(NamespaceConfigError::ZeroMaxCount)
         );
         let limit = NamespaceConfig::MAX_COUNT_LIMIT;
         assert!(NamespaceConfig::new(None, None, Some(limit)).is_ok());
         assert_eq!(
             NamespaceConfig::new(None, None, Some(limit + 1)),
-            Err(ConfigError::MaxCountTooLarge)
+            Err(NamespaceConfigError::MaxCountTooLarge)
         );
         let full = NamespaceConfig::new(Some(1), Some(u64::MAX), Some(limit)).unwrap();
         assert_eq!(full.capacity(), u128::from(u64::MAX));

@@ -1,7 +1,9 @@
 //! `ErrorCode`: the stable error codes every layer shares.
 //!
-//! The authority's HTTP layer and the JS package both map these one-to-one;
-//! the strings never change once published.
+//! The authority answers with them as they are; the JS package shows each
+//! as its [`ErrorCode::client_code`] (the wire code, but `exhausted` and
+//! `frozen` for the two a generator meets in normal operation; still one
+//! text per code). The strings never change once published.
 
 use core::fmt;
 
@@ -9,6 +11,7 @@ macro_rules! error_codes {
     ($($(#[$doc:meta])* $variant:ident = $text:literal, $status:literal;)*) => {
         /// A stable, machine-readable error code.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
         pub enum ErrorCode {
             $($(#[$doc])* $variant,)*
         }

@@ -9,6 +9,7 @@ use core::fmt;
 
 /// Why a string is not a canonical decimal value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DecimalError {
     /// The string is empty.
     Empty,
@@ -43,6 +44,8 @@ impl fmt::Display for DecimalError {
         }
     }
 }
+
+impl core::error::Error for DecimalError {}
 
 /// Parses a canonical decimal string no greater than `max`.
 pub fn parse_bounded(s: &str, max: u128) -> Result<u128, DecimalError> {

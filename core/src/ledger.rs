@@ -31,8 +31,9 @@
 
 use core::fmt;
 
-use crate::authority::{Grant, Owner};
+use crate::authority::Owner;
 use crate::names::{Incarnation, Namespace, RequestId};
+use crate::protocol::Grant;
 use crate::range::{Range, BOUND_LIMIT};
 
 /// A span absorbs grants committed less than this long (ms) after its
@@ -46,6 +47,7 @@ pub const LEDGER_FULL_RETRY_MS: u64 = 60_000;
 
 /// Why stored span fields are refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SpanError {
     /// A span holds no grant, or grants of no ID.
     Empty,
@@ -67,6 +69,8 @@ impl fmt::Display for SpanError {
         })
     }
 }
+
+impl core::error::Error for SpanError {}
 
 /// Consecutive grants of one `(owner, incarnation)`, kept as one ledger
 /// entry (see the module documentation). Grant `i` (from 0) has request id
@@ -269,6 +273,7 @@ impl Span {
 
 /// Why a namespace's limits are refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LimitsError {
     /// A grant rate outside 1 to [`Limits::MAX_GRANTS_PER_SECOND`].
     GrantRate,
@@ -297,6 +302,8 @@ impl fmt::Display for LimitsError {
         }
     }
 }
+
+impl core::error::Error for LimitsError {}
 
 /// What one namespace lets its callers add (see the module documentation).
 ///
@@ -462,6 +469,7 @@ impl Usage {
 
 /// Whose row budget a refusal names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Budget {
     /// The caller's own (`sub_ledger_rows`).
     Caller,

@@ -11,6 +11,8 @@
 //! - [`decimal`]: the strict decimal codec IDs cross JSON and JS with.
 //! - [`names`]: validated `Namespace`, `Incarnation` and `RequestId`.
 //! - [`code`]: `ErrorCode`, the stable error codes of every layer.
+//! - [`protocol`]: what both sides exchange: `GrantRequest`, `Grant`,
+//!   `GrantReply` and its `Capacity`.
 //! - [`authority`]: the authority's grant, floor and configuration decisions.
 //! - [`ledger`]: how the authority keeps grants (spans, replays derived
 //!   from them) and what a caller may add (grant rate, row budgets).
@@ -24,9 +26,11 @@
 //! - [`transfer`]: moving a namespace between authorities: what the source
 //!   hands over and where the destination starts.
 //! - [`text`]: `Text<N>`, a bounded string that needs no heap.
+//! - [`time`]: `Instant`, a point on a driver's clock; why durations stay
+//!   `*_ms` numbers and the authority's clock is another.
 //! - [`cursor`]: `AtomicCursor`, lock-free issuing for native threads.
-//! - [`wire`] (feature `serde`): the JSON request, grant and error types,
-//!   and the authority's answer encoder.
+//! - [`wire`] (feature `serde`): the JSON forms of the protocol types and
+//!   of errors, and the authority's answer encoder.
 //!
 //! Guaranteed, under lost, duplicated and reordered replies, restarts and
 //! pauses: no ID is issued twice within a namespace. Not provided: any order
@@ -47,19 +51,21 @@ pub mod fence;
 pub mod lease;
 pub mod ledger;
 pub mod names;
+pub mod protocol;
 pub mod range;
 pub mod reply;
 pub mod text;
+pub mod time;
 pub mod transfer;
 #[cfg(feature = "serde")]
 pub mod wire;
 
-pub use authority::{
-    decide, Decision, Grant, GrantRequest, NamespaceConfig, NamespaceState, Refusal,
-};
+pub use authority::{decide, Decision, NamespaceConfig, NamespaceState, Refusal};
 pub use code::ErrorCode;
 pub use cursor::AtomicCursor;
 pub use lease::{Action, Lease, LeaseConfig, Outgoing, Ticket};
 pub use names::{Incarnation, Namespace, RequestId};
+pub use protocol::{Grant, GrantRequest};
 pub use range::Range;
-pub use reply::{Disposition, GrantReply, Reply};
+pub use reply::{Disposition, Reply};
+pub use time::Instant;

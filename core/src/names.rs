@@ -1,4 +1,5 @@
-//! Validated names: `Namespace`, `Incarnation` and `RequestId`.
+//! Validated names: `Namespace`, `Incarnation` and `RequestId`, and
+//! `CodeText`, an unknown error code's text as a client keeps it.
 //!
 //! Each is checked once, where it enters the system, and is then carried as
 //! a type that cannot hold an invalid value. They live on the stack.
@@ -7,6 +8,7 @@ use core::fmt;
 
 /// Why a string is not a valid name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum NameError {
     /// The string is empty.
     Empty,
@@ -31,6 +33,8 @@ impl fmt::Display for NameError {
         }
     }
 }
+
+impl core::error::Error for NameError {}
 
 /// A short ASCII string of at most `N` bytes, already validated.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

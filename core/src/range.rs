@@ -11,6 +11,7 @@ pub const BOUND_LIMIT: u128 = 1 << 64;
 
 /// Why a pair of bounds is not a `Range`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RangeError {
     /// `start` is 0, which is never an ID.
     ZeroStart,
@@ -36,6 +37,8 @@ impl fmt::Display for RangeError {
         f.write_str(self.describe())
     }
 }
+
+impl core::error::Error for RangeError {}
 
 /// A non-empty half-open interval of IDs, `[start, end)`.
 ///

@@ -26,9 +26,9 @@
 
 use core::fmt;
 
-use crate::authority::Grant;
 use crate::code::ErrorCode;
 use crate::names::CodeText;
+use crate::protocol::GrantReply;
 pub use crate::text::Text;
 
 /// The longest message kept from an answer, in bytes; longer ones are cut
@@ -141,29 +141,6 @@ impl fmt::Display for ReplyCode {
     }
 }
 
-/// What the namespace reported about itself with a grant: its largest
-/// request and what remains after this grant. Absent from older
-/// authorities.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Capacity {
-    /// The largest count one request may ask for.
-    pub max_count: Option<u64>,
-    /// IDs left in the namespace after this grant was committed.
-    pub remaining: Option<u64>,
-}
-
-/// A grant as it crosses the wire: the committed [`Grant`], whether this
-/// answer is a replay of an earlier one, and what the namespace has left.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GrantReply {
-    /// The committed grant.
-    pub grant: Grant,
-    /// `true` when the authority answered an already committed request.
-    pub replayed: bool,
-    /// The namespace's capacity, when the authority says.
-    pub capacity: Capacity,
-}
-
 /// The authority refused the request and said why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Refused {
@@ -217,6 +194,7 @@ impl Foreign {
 
 /// Why an answer could not be used; the request is sent again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TransientKind {
     /// No answer: the connection failed, the attempt was cancelled, or the
     /// driver's own time limit passed.
@@ -297,12 +275,13 @@ pub enum Disposition {
 
 impl Refused {
     /// What to do about this refusal. `unavailable`, `rate_limited`,
-    /// `ledger_full`, and an unknown code that came with 429 or a 5xx, are
-    /// retried (after at least `Retry-After`); `namespace_frozen` is
+    /// `ledger_full`, and an unknown code that came with 408, 429 or a 5xx,
+    /// are retried (after at least `Retry-After`); `namespace_frozen` is
     /// retried while it lasts; `namespace_exhausted` asks for what remains;
     /// `unauthenticated` is retried once with fresh credentials (then
-    /// blocks); everything else (including an unknown code with another
-    /// 4xx) is final.
+    /// blocks); `invalid_request` with the namespace's `maxCount` is
+    /// [`Disposition::CountAbove`]; everything else (including an unknown
+    /// code with another 4xx) is final.
     pub fn disposition(&self) -> Disposition {
         match self.code {
             ReplyCode::Known(
@@ -438,11 +417,11 @@ mod parse {
     use serde::de::{self, Deserializer, Visitor};
     use serde::Deserialize;
 
-    use super::{Capacity, GrantReply, Message, ReplyCode};
-    use crate::authority::Grant;
+    use super::{Message, ReplyCode};
     use crate::code::ErrorCode;
     use crate::decimal::{parse_bound, parse_u64};
     use crate::names::{CodeText, Incarnation, Namespace, RequestId};
+    use crate::protocol::{Capacity, Grant, GrantReply};
     use crate::range::Range;
 
     #[derive(Deserialize)]

@@ -20,7 +20,9 @@
 //! grants. A move is undone by importing the document, never by
 //! unfreezing the source.
 
-use crate::authority::{ConfigError, NamespaceConfig, NamespaceState, NamespaceStatus, StateError};
+use crate::authority::{
+    NamespaceConfig, NamespaceConfigError, NamespaceState, NamespaceStatus, StateError,
+};
 use crate::code::ErrorCode;
 use crate::names::Namespace;
 
@@ -139,9 +141,12 @@ impl core::fmt::Display for HandoverError {
     }
 }
 
+impl core::error::Error for HandoverError {}
+
 /// What already holds the namespace's name on the destination, as an import
 /// must know it to decide ([`ExportDocument::import`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Existing<'a> {
     /// Nothing: the namespace can be created.
     Nothing,
@@ -179,7 +184,7 @@ pub enum ImportError {
         field: &'static str,
     },
     /// Its configuration is invalid.
-    Config(ConfigError),
+    Config(NamespaceConfigError),
     /// Its marks break core's invariants.
     Handover(HandoverError),
     /// Its `start` is not the one its marks decide ([`Handover::start`]).
@@ -265,6 +270,8 @@ impl core::fmt::Display for ImportError {
         }
     }
 }
+
+impl core::error::Error for ImportError {}
 
 /// The first part of every export's `format`; the version follows.
 pub const FORMAT_PREFIX: &str = "rangeid-namespace-export/";
@@ -515,8 +522,9 @@ mod document {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::authority::{decide, Decision, GrantRequest, Owner};
+    use crate::authority::{decide, Decision, Owner};
     use crate::names::{Incarnation, RequestId};
+    use crate::protocol::GrantRequest;
 
     fn config(first: u64, max: u64) -> NamespaceConfig {
         NamespaceConfig::new(Some(first), Some(max), Some(1_000)).unwrap()

@@ -27,11 +27,11 @@ use core::marker::PhantomData;
 use serde::de::{self, value::MapAccessDeserializer, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::authority::{GrantRequest, Refusal};
+use crate::authority::Refusal;
 use crate::code::ErrorCode;
 use crate::decimal::{parse_bound, parse_u64, Decimal};
 use crate::names::{Incarnation, Namespace, RequestId};
-pub use crate::reply::GrantReply;
+use crate::protocol::{GrantReply, GrantRequest};
 
 /// An ID-valued `u64` carried as a decimal string.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -323,9 +323,9 @@ pub fn to_json<T: Serialize>(value: &T) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::authority::Grant;
+    use crate::protocol::{Capacity, Grant};
     use crate::range::Range;
-    use crate::reply::{Capacity, Reply};
+    use crate::reply::Reply;
     use alloc::string::ToString;
 
     const REQUEST: &str =

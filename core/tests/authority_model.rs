@@ -19,11 +19,11 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use rangeid_core::authority::{
-    decide, Decision, FloorError, Grant, GrantRequest, NamespaceConfig, NamespaceState,
-    NamespaceStatus, Owner, Refusal,
+    decide, Decision, FloorError, NamespaceConfig, NamespaceState, NamespaceStatus, Owner, Refusal,
 };
 use rangeid_core::fence;
 use rangeid_core::ledger::{span_for, Budget, LedgerView, Limits, Span, SpanKey, Usage};
+use rangeid_core::protocol::{Grant, GrantRequest};
 use rangeid_core::{Incarnation, Namespace, RequestId};
 
 /// The ledger as the authority stores it: spans by (owner, incarnation,
@@ -227,6 +227,7 @@ proptest! {
                             prop_assert_eq!(g.range.count(), count);
                         }
                         Ok(Decision::RaiseFence { .. }) => prop_assert!(false, "raised twice"),
+                        Ok(other) => prop_assert!(false, "a decision the model does not know: {:?}", other),
                         Err(refusal) => {
                             prop_assert_eq!(state.next(), before.next());
                             match refusal {
@@ -258,6 +259,7 @@ proptest! {
                                             prop_assert_eq!(rows, limits.ledger_rows());
                                             prop_assert!(view.rows >= rows);
                                         }
+                                        other => prop_assert!(false, "a budget the model does not know: {:?}", other),
                                     }
                                 }
                                 other => prop_assert!(false, "unexpected {:?}", other),
@@ -301,6 +303,7 @@ proptest! {
                         }
                         Err(FloorError::BelowNext { next }) => prop_assert!(u128::from(floor) < next),
                         Err(FloorError::AboveMax { .. }) => prop_assert!(floor > max),
+                        Err(other) => prop_assert!(false, "a floor refusal the model does not know: {:?}", other),
                     }
                 }
                 Op::Freeze => state = state.with_status(NamespaceStatus::Frozen),

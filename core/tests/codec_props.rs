@@ -154,14 +154,14 @@ mod wire {
 
     use proptest::prelude::*;
     use proptest::sample::Index;
-    use rangeid_core::authority::{Grant, GrantRequest};
     use rangeid_core::code::ErrorCode;
     use rangeid_core::decimal::{parse_bound, parse_u64, Decimal};
     use rangeid_core::names::CodeText;
+    use rangeid_core::protocol::{Capacity, Grant, GrantReply, GrantRequest};
     use rangeid_core::range::{Range, BOUND_LIMIT};
     use rangeid_core::reply::{
-        Capacity, Disposition, Excerpt, Foreign, GrantReply, Message, Refused, Reply, ReplyCode,
-        Transient, TransientKind, EXCERPT_MAX,
+        Disposition, Excerpt, Foreign, Message, Refused, Reply, ReplyCode, Transient,
+        TransientKind, EXCERPT_MAX,
     };
     use rangeid_core::wire::{to_json, DecBound, DecU64, ErrorReply, HttpAnswer};
     use rangeid_core::{Incarnation, Namespace, RequestId};

@@ -2,8 +2,9 @@
 //!
 //! Written here, next to the parsers whose rules it states (limits come
 //! from the same constants). Schemathesis checks the running Worker
-//! against it (`tests/authority/schemathesis.sh`) and the integration
-//! tests validate real answers with Ajv.
+//! against it (`tests/authority/fuzz.test.mjs`, settings in
+//! `tests/authority/schemathesis.toml`) and the integration tests validate
+//! real answers with Ajv (`tests/authority/harness.mjs`).
 
 use rangeid_core::authority::NamespaceConfig;
 use rangeid_core::ledger::Limits;

@@ -1,7 +1,8 @@
 //! HTTP answers: [`HttpReply`], errors as `{"error":{code,message,...}}`,
 //! and the CORS policy.
 //!
-//! Every answer is JSON with `cache-control: no-store`. An error's status is
+//! Every answer is JSON (or empty; `/v1/metrics` sets its own text content
+//! type) with `cache-control: no-store`. An error's status is
 //! its code's ([`ErrorCode::http_status`]); `401` carries
 //! `WWW-Authenticate: Bearer`, `405` `Allow` and `503` `Retry-After`.
 //! Cross-origin requests are refused (403 `forbidden`) unless their `Origin`

@@ -1,6 +1,7 @@
 //! The authority's settings from its environment, checked once: grant
-//! retention, the token audience. (Test-only settings are elsewhere, in
-//! `test_switches`, compiled only into the test build.)
+//! retention, the idle check interval, the token audience. The allowed
+//! origins are parsed with the CORS policy, in `response`; test-only
+//! settings are in `test_switches`, compiled only into the test build.
 
 /// The shortest grant retention accepted: one hour, well above the
 /// client's longest retry of one request id (10 minutes), so a retry never

@@ -12,7 +12,7 @@ use js_sys::{Array, Object, Reflect};
 use rangeid_core::decimal::Decimal;
 use rangeid_core::lease::{Handled, IssueError, LeaseOptions, OptionValue, Phase, Stats};
 use rangeid_core::reply::{Excerpt, Reply, TransientKind};
-use rangeid_core::{Action, Lease, Range, Ticket};
+use rangeid_core::{Action, Instant, Lease, Range, Ticket};
 use wasm_bindgen::prelude::*;
 
 /// The largest value a JS number holds exactly, plus one.
@@ -34,6 +34,12 @@ fn ms(now: f64) -> u64 {
     }
 }
 
+/// A JS time (ms, the driver's monotonic clock) as core's instant; as
+/// [`ms`].
+fn at(now: f64) -> Instant {
+    Instant::from_ms(ms(now))
+}
+
 /// A JS count as core's: at least 1, at most 2^32 - 1.
 fn count(n: f64) -> u64 {
     if n.is_finite() && n >= 1.0 {
@@ -44,10 +50,7 @@ fn count(n: f64) -> u64 {
 }
 
 fn ticket(request: f64, attempt: f64) -> Ticket {
-    Ticket {
-        request: ms(request),
-        attempt: ms(attempt).min(u64::from(u32::MAX)) as u32,
-    }
+    Ticket::from_parts(ms(request), ms(attempt).min(u64::from(u32::MAX)) as u32)
 }
 
 /// The first ID of `r`: a number when every ID of it is exact, else a
@@ -73,6 +76,7 @@ fn handled(h: Handled) -> &'static str {
     match h {
         Handled::Installed => "installed",
         Handled::Duplicate => "duplicate",
+        Handled::Abandoned => "abandoned",
         Handled::NotOurs(_) => "not_ours",
         Handled::Stale => "stale",
         Handled::WillRetry => "will_retry",
@@ -108,7 +112,7 @@ impl Engine {
         let mut random = [0u8; 16];
         getrandom::getrandom(&mut random)
             .map_err(|e| JsError::new(&format!("unavailable: no secure random source: {e}")))?;
-        let lease = Lease::new(config.lease, random, ms(now)).map_err(|e| invalid(&e))?;
+        let lease = Lease::new(config.lease, random, at(now)).map_err(|e| invalid(&e))?;
         Ok(Engine {
             lease,
             deadline_ms: config.deadline_ms,
@@ -190,7 +194,7 @@ impl Engine {
     /// `["cancel", request, attempt]` (stop waiting for every attempt of
     /// `request` up to `attempt`).
     pub fn poll(&mut self, now: f64) -> JsValue {
-        let Some(action) = self.lease.poll(ms(now)) else {
+        let Some(action) = self.lease.poll(at(now)) else {
             return JsValue::UNDEFINED;
         };
         let out = Array::new();
@@ -198,8 +202,8 @@ impl Engine {
             Action::Send(o) => {
                 let body = rangeid_core::wire::to_json(&o.request);
                 out.push(&"send".into());
-                out.push(&JsValue::from_f64(o.ticket.request as f64));
-                out.push(&JsValue::from_f64(f64::from(o.ticket.attempt)));
+                out.push(&JsValue::from_f64(o.ticket.request() as f64));
+                out.push(&JsValue::from_f64(f64::from(o.ticket.attempt())));
                 // to_json writes UTF-8 only.
                 out.push(&JsValue::from_str(
                     core::str::from_utf8(&body).unwrap_or("{}"),
@@ -208,9 +212,12 @@ impl Engine {
             }
             Action::Cancel(t) => {
                 out.push(&"cancel".into());
-                out.push(&JsValue::from_f64(t.request as f64));
-                out.push(&JsValue::from_f64(f64::from(t.attempt)));
+                out.push(&JsValue::from_f64(t.request() as f64));
+                out.push(&JsValue::from_f64(f64::from(t.attempt())));
             }
+            // An action this binding does not know: nothing to hand JS, which
+            // polls again at the next deadline.
+            _ => return JsValue::UNDEFINED,
         }
         out.into()
     }
@@ -219,13 +226,16 @@ impl Engine {
     /// -1 when nothing is scheduled.
     #[wasm_bindgen(js_name = nextDeadline)]
     pub fn next_deadline(&self) -> f64 {
-        self.lease.next_deadline().map_or(-1.0, |d| d as f64)
+        self.lease
+            .next_deadline()
+            .map_or(-1.0, |d| d.as_ms() as f64)
     }
 
     /// Hands over the answer to attempt (`request`, `attempt`): the HTTP
     /// status, the body text and `Retry-After` in ms (or -1). Returns what
-    /// became of it: `installed`, `duplicate`, `not_ours`, `stale`,
-    /// `will_retry` or `stopped`.
+    /// became of it: `installed`, `duplicate`, `abandoned` (a grant after
+    /// `close`), `not_ours`, `stale`, `will_retry`, `blocked` or `stopped`
+    /// (`other` for an outcome this binding does not name).
     #[wasm_bindgen(js_name = handleAnswer)]
     pub fn handle_answer(
         &mut self,
@@ -240,7 +250,7 @@ impl Engine {
         let reply = Reply::from_http(status, body.as_bytes(), retry_after);
         let h = self
             .lease
-            .handle_reply(ticket(request, attempt), &reply, ms(now));
+            .handle_reply(ticket(request, attempt), &reply, at(now));
         handled(h).to_owned()
     }
 
@@ -250,7 +260,7 @@ impl Engine {
     pub fn handle_no_answer(&mut self, request: f64, attempt: f64, now: f64) -> String {
         let h = self
             .lease
-            .handle_reply(ticket(request, attempt), &Reply::no_answer(), ms(now));
+            .handle_reply(ticket(request, attempt), &Reply::no_answer(), at(now));
         handled(h).to_owned()
     }
 
@@ -280,7 +290,7 @@ impl Engine {
             _ => {}
         }
         if let Some(b) = self.lease.blocked() {
-            set(&o, "blockedUntil", b.until as f64);
+            set(&o, "blockedUntil", b.until.as_ms() as f64);
         }
         let excerpt = |o: &Object, e: &Excerpt| {
             if !e.as_str().is_empty() {
@@ -334,6 +344,7 @@ impl Engine {
             Phase::Exhausted => "exhausted",
             Phase::Closed => "closed",
             Phase::Failed(c) => c.client_code(),
+            _ => "unavailable",
         };
         set(&o, "phase", phase);
         for (key, v) in [

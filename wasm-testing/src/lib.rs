@@ -18,7 +18,7 @@ use rangeid_core::authority::{
 };
 use rangeid_core::decimal::{parse_u64, Decimal};
 use rangeid_core::ledger::{span_for, LedgerView, Limits, Span, SpanKey, Usage};
-use rangeid_core::reply::{Capacity, GrantReply};
+use rangeid_core::protocol::{Capacity, GrantReply};
 use rangeid_core::wire::{ErrorReply, HttpAnswer};
 use rangeid_core::{ErrorCode, GrantRequest, Incarnation, Namespace, RequestId};
 use wasm_bindgen::prelude::*;

@@ -12,10 +12,10 @@ pub const MAX_OUTSTANDING: usize = 4;
 
 /// The largest range a client asks for: 2^53 - 1, so every count is exact
 /// as a JS number (namespaces cap `maxCount` there too).
-pub const MAX_RANGE: u64 = crate::authority::NamespaceConfig::MAX_COUNT_LIMIT;
+pub const MAX_RANGE: u64 = crate::protocol::MAX_COUNT;
 
 /// `minRangeSize` when not given: a new generator's first request.
-pub const DEFAULT_MIN_COUNT: u64 = 1_000;
+pub const DEFAULT_MIN_RANGE_SIZE: u64 = 1_000;
 
 /// The longest time any option may name: 24 hours.
 pub const MAX_TIME_MS: u64 = 86_400_000;
@@ -45,9 +45,9 @@ pub struct LeaseConfig {
     /// The namespace to issue from.
     pub namespace: Namespace,
     /// The smallest range to ask for, and the first request's size.
-    pub min_count: u64,
+    pub min_range_size: u64,
     /// The largest range to ask for.
-    pub max_count: u64,
+    pub max_range_size: u64,
     /// Once the rate is known, a range should last about this long.
     pub target_lifetime_ms: u64,
     /// Ask for the next range while this much time's worth of IDs is left.
@@ -71,8 +71,8 @@ impl LeaseConfig {
     pub fn new(namespace: Namespace) -> LeaseConfig {
         LeaseConfig {
             namespace,
-            min_count: DEFAULT_MIN_COUNT,
-            max_count: 1_000_000,
+            min_range_size: DEFAULT_MIN_RANGE_SIZE,
+            max_range_size: 1_000_000,
             target_lifetime_ms: 10_000,
             prefetch_lead_ms: 2_000,
             max_outstanding: 2,
@@ -92,9 +92,9 @@ impl LeaseConfig {
                 Ok(())
             }
         };
-        within(O::MinRangeSize, self.min_count, 1, MAX_RANGE)?;
-        within(O::MaxRangeSize, self.max_count, 1, MAX_RANGE)?;
-        if self.min_count > self.max_count {
+        within(O::MinRangeSize, self.min_range_size, 1, MAX_RANGE)?;
+        within(O::MaxRangeSize, self.max_range_size, 1, MAX_RANGE)?;
+        if self.min_range_size > self.max_range_size {
             return Err(ConfigError::MinAboveMax);
         }
         within(O::TargetLifetimeMs, self.target_lifetime_ms, 1, MAX_TIME_MS)?;
@@ -117,6 +117,7 @@ impl LeaseConfig {
 
 /// An option of [`LeaseOptions`], by the name users write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OptionName {
     /// `namespace`
     Namespace,
@@ -183,6 +184,7 @@ impl OptionName {
 
 /// Why options or a configuration are refused. Nothing was built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// No option has this name (shown cut to 40 bytes).
     Unknown(Text<40>),
@@ -225,9 +227,18 @@ impl fmt::Display for ConfigError {
             ),
             ConfigError::MinAboveMax => write!(
                 f,
-                "minRangeSize is above maxRangeSize (minRangeSize defaults to {DEFAULT_MIN_COUNT}: lower it too, or set rangeSize for one fixed size)"
+                "minRangeSize is above maxRangeSize (minRangeSize defaults to {DEFAULT_MIN_RANGE_SIZE}: lower it too, or set rangeSize for one fixed size)"
             ),
             ConfigError::RetryBounds => f.write_str("retryInitialMs is above retryMaxMs"),
+        }
+    }
+}
+
+impl core::error::Error for ConfigError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            ConfigError::BadNamespace(e) => Some(e),
+            _ => None,
         }
     }
 }
@@ -320,13 +331,13 @@ impl LeaseOptions {
         let namespace = self.namespace.ok_or(ConfigError::MissingNamespace)?;
         let mut c = LeaseConfig::new(namespace);
         if let Some(fixed) = self.get(O::RangeSize) {
-            c.min_count = self.get(O::MinRangeSize).unwrap_or(fixed);
-            c.max_count = self.get(O::MaxRangeSize).unwrap_or(fixed);
+            c.min_range_size = self.get(O::MinRangeSize).unwrap_or(fixed);
+            c.max_range_size = self.get(O::MaxRangeSize).unwrap_or(fixed);
         } else {
-            c.min_count = self.get(O::MinRangeSize).unwrap_or(c.min_count);
-            c.max_count = self
+            c.min_range_size = self.get(O::MinRangeSize).unwrap_or(c.min_range_size);
+            c.max_range_size = self
                 .get(O::MaxRangeSize)
-                .unwrap_or(c.max_count.max(c.min_count));
+                .unwrap_or(c.max_range_size.max(c.min_range_size));
         }
         let set = |field: &mut u64, option| {
             if let Some(v) = self.get(option) {

@@ -8,7 +8,8 @@
 //! back through [`Lease::handle_reply`] with the attempt's [`Ticket`]. The
 //! driver wakes the engine at [`Lease::next_deadline`] and whenever
 //! [`Lease::should_poll`] says so. The engine never reads a clock: every
-//! input that depends on time carries `now`, a monotonic instant in
+//! input that depends on time carries `now`, an [`Instant`] on the
+//! driver's monotonic clock (see [`crate::time`]); durations are `*_ms`
 //! milliseconds.
 //!
 //! Guaranteed, whatever the network does: an ID is issued at most once; it
@@ -22,11 +23,12 @@
 
 use core::fmt;
 
-use crate::authority::GrantRequest;
 use crate::code::ErrorCode;
 use crate::names::Incarnation;
+use crate::protocol::{GrantReply, GrantRequest};
 use crate::range::Range;
-use crate::reply::{Disposition, GrantReply, Reply, ReplyCode};
+use crate::reply::{Disposition, Reply, ReplyCode};
+use crate::time::Instant;
 
 mod config;
 mod requests;
@@ -179,14 +181,20 @@ impl fmt::Display for IssueError {
     }
 }
 
+impl core::error::Error for IssueError {}
+
 /// What became of an attempt's outcome handed to [`Lease::handle_reply`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Handled {
     /// A grant, installed: its IDs will be issued.
     Installed,
-    /// A repeat of a grant already installed (or already settled); ignored.
+    /// A repeat of a grant already installed (or already settled); ignored,
+    /// and counted in [`Stats::duplicates_ignored`].
     Duplicate,
+    /// A grant that arrived after [`Lease::close`]: settled, not installed;
+    /// its IDs are counted in [`Stats::abandoned`] (and only there).
+    Abandoned,
     /// A grant not installed: it does not answer a request of this engine.
     NotOurs(GrantRefusal),
     /// A failure of an attempt that was superseded, or of a request already
@@ -204,6 +212,7 @@ pub enum Handled {
 
 /// Why a grant was not installed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum GrantRefusal {
     /// For another namespace.
     WrongNamespace,
@@ -233,8 +242,9 @@ pub struct Latency {
     pub max: u64,
 }
 
-/// Counters a user would want; they only grow, but `available` and
-/// `outstanding`, which are the present state.
+/// Counters a user would want. They only grow, but for the present state
+/// (`available`, `reserved_ahead` and `outstanding`) and the latency
+/// percentiles (`grant_ms.p50` and `p99`, over the last 64 grants).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     /// IDs returned to callers.
@@ -282,6 +292,7 @@ pub struct Stats {
 
 /// Where the engine is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Phase {
     /// Issuing and asking for ranges.
     Running,
@@ -310,7 +321,7 @@ pub struct Blocked {
     /// Blocked answers in a row.
     pub answers: u32,
     /// When the engine asks again, on the engine's clock.
-    pub until: u64,
+    pub until: Instant,
 }
 
 /// Exactly the IDs of one batch ([`Lease::take_exact`]): `from_lent` IDs
@@ -377,8 +388,9 @@ impl Lease {
     ///
     /// The bytes must come from a good random source: two engines with the
     /// same bytes share an incarnation and may be handed the same ranges.
-    pub fn new(config: LeaseConfig, random: [u8; 16], now: u64) -> Result<Lease, ConfigError> {
+    pub fn new(config: LeaseConfig, random: [u8; 16], now: Instant) -> Result<Lease, ConfigError> {
         config.check()?;
+        let now = now.as_ms();
         let mut seed = 0u64;
         for chunk in random.chunks(8) {
             let mut word = [0u8; 8];
@@ -658,7 +670,7 @@ impl Lease {
     }
 
     /// The largest batch [`Lease::take_exact`] gathers: as many of the
-    /// largest ranges it asks for (`max_count`, and the namespace's
+    /// largest ranges it asks for (`max_range_size`, and the namespace's
     /// `maxCount` once known) as it keeps places for ranges waiting (8).
     /// Up to one such range beyond what is on hand is always gathered (a
     /// place is kept for it); more needs free places, which only ranges
@@ -666,7 +678,7 @@ impl Lease {
     pub fn batch_limit(&self) -> u64 {
         let largest = self
             .config
-            .max_count
+            .max_range_size
             .min(self.sizing.namespace.max_count.unwrap_or(u64::MAX));
         largest.saturating_mul(WAITING as u64)
     }
@@ -675,7 +687,7 @@ impl Lease {
     /// them; 0 when none wait), with `lent_unused` IDs of the lent block
     /// still in the driver's hands. While what it holds and has on its way
     /// is less, it asks for more whatever its measured rate, and sizes the
-    /// request to the shortfall (within `max_count`, the namespace's
+    /// request to the shortfall (within `max_range_size`, the namespace's
     /// `maxCount` and what it has left; above the share of what remains a
     /// start may take). A driver sets it before each [`Lease::poll`].
     pub fn set_demand(&mut self, ids: u64, lent_unused: u64) {
@@ -796,7 +808,8 @@ impl Lease {
     /// their way fall below what the measured rate needs. Call it until it
     /// returns `None`, after every [`Lease::handle_reply`], when
     /// [`Lease::should_poll`] says so and at [`Lease::next_deadline`].
-    pub fn poll(&mut self, now: u64) -> Option<Action> {
+    pub fn poll(&mut self, now: Instant) -> Option<Action> {
+        let now = now.as_ms();
         match self.phase {
             Phase::Running => {
                 self.stats.requests_expired += self.requests.expire(now, MAX_REQUEST_AGE_MS);
@@ -818,7 +831,7 @@ impl Lease {
             return Some(Action::Cancel(ticket));
         }
         self.sizing
-            .sample(now, self.stats.issued, self.config.min_count);
+            .sample(now, self.stats.issued, self.config.min_range_size);
         let out = self.next_send(now);
         self.update_refill_mark();
         out.map(Action::Send)
@@ -863,7 +876,7 @@ impl Lease {
         )?;
         // Blocked: a new request (one that replaces an expired probe) waits
         // for the block's time too.
-        let due = self.blocked.map_or(now, |b| b.until.max(now));
+        let due = self.blocked.map_or(now, |b| b.until.as_ms().max(now));
         if !self.requests.make(count, due) {
             return None;
         }
@@ -871,7 +884,7 @@ impl Lease {
         self.sizing.last_range = count;
         let largest = self
             .config
-            .max_count
+            .max_range_size
             .min(self.sizing.namespace.max_count.unwrap_or(u64::MAX));
         if count >= self.sizing.batch.min(largest) {
             self.sizing.batch = 0;
@@ -899,12 +912,12 @@ impl Lease {
 
     /// When the driver must call [`Lease::poll`] next at the latest (a retry
     /// or an attempt's timeout), or `None` if nothing is scheduled.
-    pub fn next_deadline(&self) -> Option<u64> {
+    pub fn next_deadline(&self) -> Option<Instant> {
         if self.phase == Phase::Closed {
             return None;
         }
         // Stopped engines still time out what is in flight (see `poll`).
-        self.requests.next_due()
+        self.requests.next_due().map(Instant::from_ms)
     }
 
     /// Hands the engine the outcome of the attempt `ticket`: a classified
@@ -915,7 +928,8 @@ impl Lease {
     /// this incarnation, from whichever of its attempts; so a replay or a
     /// duplicate installs nothing twice. A failure counts only for a
     /// request's latest attempt; then [`Disposition`] decides.
-    pub fn handle_reply(&mut self, ticket: Ticket, reply: &Reply, now: u64) -> Handled {
+    pub fn handle_reply(&mut self, ticket: Ticket, reply: &Reply, now: Instant) -> Handled {
+        let now = now.as_ms();
         let handled = match reply {
             Reply::Grant(g) => self.handle_grant(ticket, g, now),
             failure => self.handle_failure(ticket, failure, now),
@@ -966,7 +980,7 @@ impl Lease {
         if self.phase == Phase::Closed {
             // Settled, not installed: its IDs are abandoned with the rest.
             self.stats.abandoned = self.stats.abandoned.saturating_add(grant.range.count());
-            return Handled::Duplicate;
+            return Handled::Abandoned;
         }
         self.frozen = false;
         self.end_block();
@@ -1093,7 +1107,7 @@ impl Lease {
                 self.blocked = Some(Blocked {
                     code,
                     answers,
-                    until,
+                    until: Instant::from_ms(until),
                 });
                 // Credentials refused even fresh: every probe asks for
                 // fresh ones, so a token source that mends is heard.

@@ -7,20 +7,42 @@
 //! running (a slow answer to it still installs) and cancels attempt
 //! `k - 2`; settling a request cancels every attempt of it.
 
-use crate::authority::GrantRequest;
 use crate::names::RequestId;
+use crate::protocol::GrantRequest;
 
 use super::config::MAX_OUTSTANDING;
 
 /// Identifies one attempt of one request. The driver hands it back with the
 /// attempt's outcome; the engine ignores failures of attempts that were
-/// superseded.
+/// superseded. Its fields are the engine's: a driver reads them, and only
+/// a binding that carries a ticket across a boundary as its two numbers
+/// rebuilds one ([`Ticket::from_parts`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Ticket {
+    pub(crate) request: u64,
+    pub(crate) attempt: u32,
+}
+
+impl Ticket {
     /// The request's number `n` (request id `r<n>`).
-    pub request: u64,
+    pub const fn request(&self) -> u64 {
+        self.request
+    }
+
     /// 0 for the first send, then 1, 2, ... for retries under the same id.
-    pub attempt: u32,
+    pub const fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// The ticket with these two numbers, as [`Ticket::request`] and
+    /// [`Ticket::attempt`] gave them: for a binding that hands tickets to
+    /// its host as plain values (the JS engine) and takes them back. One
+    /// that names no attempt this engine sent changes nothing: its
+    /// failures are stale, and a grant installs only when it answers that
+    /// very request.
+    pub const fn from_parts(request: u64, attempt: u32) -> Ticket {
+        Ticket { request, attempt }
+    }
 }
 
 /// A request the driver must send now.
@@ -38,6 +60,7 @@ pub struct Outgoing {
 /// What the engine asks its driver to do, from [`crate::Lease::poll`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(clippy::large_enum_variant)] // Short-lived; boxing would need a heap.
+#[non_exhaustive]
 pub enum Action {
     /// Send this attempt.
     Send(Outgoing),
@@ -112,7 +135,8 @@ impl Requests {
             .position(|p| p.is_some_and(|p| p.number == number))
     }
 
-    /// Makes request `number + 1` for `count` IDs, first due at `due`.
+    /// Makes request `made + 1` (its id `r<made + 1>`) for `count` IDs,
+    /// first due at `due`; `false`, making nothing, when no slot is free.
     pub fn make(&mut self, count: u64, due: u64) -> bool {
         let Some(slot) = self.pending.iter().position(Option::is_none) else {
             return false;

@@ -2,25 +2,25 @@
 //! consumption rate can be trusted, then sizing from that rate, always
 //! within what the namespace allows.
 //!
-//! Slow start. A new generator's first range is `min_count`. Each further
+//! Slow start. A new generator's first range is `min_range_size`. Each further
 //! range is at most twice the larger of the IDs returned so far and the
 //! previous range, and everything the generator has reserved (installed,
 //! lent, in flight, and every range before) stays within
-//! `max(2 * min_count, 4 * returned)`, plus a batch's own size when a
+//! `max(2 * min_range_size, 4 * returned)`, plus a batch's own size when a
 //! caller asked for one. So a generator that returns N IDs and stops has
-//! reserved at most `max(2 * min_count, 4 * N)`.
+//! reserved at most `max(2 * min_range_size, 4 * N)`.
 //!
 //! Trust. The rate is the lower of the rates over the last two windows of
 //! [`WINDOW_MS`], so it is sustained consumption, not a burst: a burst
 //! within a millisecond followed by quiet reads as the quiet. It is trusted
-//! once two windows ([`TRUST_MS`]) have passed with at least `min_count`
+//! once two windows ([`TRUST_MS`]) have passed with at least `min_range_size`
 //! IDs returned in them. From then on a range lasts `target_lifetime_ms` at
 //! that rate, and the refill mark keeps `prefetch_lead_ms` of IDs ahead, so
 //! a steady caller never waits.
 //!
 //! The namespace. Every grant says the namespace's `maxCount` and what
 //! remains; no request asks for more than `maxCount`, nor for more than
-//! [`REMAINING_SHARE`] of what remains (unless that is below `min_count`,
+//! [`REMAINING_SHARE`] of what remains (unless that is below `min_range_size`,
 //! or a caller waits for a batch that needs more), so starts and restarts
 //! cannot eat a small namespace.
 
@@ -33,7 +33,7 @@ pub const WINDOW_MS: u64 = 500;
 pub const TRUST_MS: u64 = 2 * WINDOW_MS;
 
 /// No request asks for more than remaining / this (0.1 %), unless that is
-/// below `min_count`.
+/// below `min_range_size`.
 pub const REMAINING_SHARE: u64 = 1_000;
 
 /// What the namespace said about itself with its last grant.
@@ -76,7 +76,7 @@ impl Sizing {
     }
 
     /// Samples the rate from `issued` (IDs returned so far) at `now`.
-    pub fn sample(&mut self, now: u64, issued: u64, min_count: u64) {
+    pub fn sample(&mut self, now: u64, issued: u64, min_range_size: u64) {
         let elapsed = now.saturating_sub(self.window_at);
         if elapsed < WINDOW_MS {
             return;
@@ -84,7 +84,7 @@ impl Sizing {
         let delta = issued.saturating_sub(self.window_issued);
         let current = delta.saturating_mul(1000) / elapsed;
         if let Some((previous, seen)) = self.previous {
-            if self.trusted || seen.saturating_add(delta) >= min_count {
+            if self.trusted || seen.saturating_add(delta) >= min_range_size {
                 self.trusted = true;
                 self.rate = previous.min(current);
             }
@@ -106,7 +106,7 @@ impl Sizing {
     /// `returned` is what callers got so far, `reserved` what this engine
     /// asked for in all (granted or on its way), `exhausted_remaining` what
     /// an exhaustion refusal said is left; a `starved` engine (nothing on
-    /// hand or on its way) always gets at least `min_count`.
+    /// hand or on its way) always gets at least `min_range_size`.
     pub fn next_count(
         &self,
         config: &LeaseConfig,
@@ -118,24 +118,24 @@ impl Sizing {
         let base = if self.trusted {
             self.rate.saturating_mul(config.target_lifetime_ms) / 1000
         } else if self.last_range == 0 {
-            config.min_count
+            config.min_range_size
         } else {
             returned.max(self.last_range).saturating_mul(2)
         };
-        let mut count = base.clamp(config.min_count, config.max_count);
+        let mut count = base.clamp(config.min_range_size, config.max_range_size);
         if !self.trusted {
             let budget = config
-                .min_count
+                .min_range_size
                 .saturating_mul(2)
                 .max(returned.saturating_mul(4))
                 .saturating_sub(reserved);
             count = count.min(budget);
             if starved {
-                count = count.max(config.min_count);
+                count = count.max(config.min_range_size);
             }
         }
         // A caller who asked for a batch gets a range that holds it.
-        count = count.max(self.batch.min(config.max_count));
+        count = count.max(self.batch.min(config.max_range_size));
         let limit = self.namespace_limit(config, exhausted_remaining);
         count = count.min(limit);
         (count > 0).then_some(count)
@@ -151,7 +151,7 @@ impl Sizing {
             // A caller waiting for a batch may take more than a start's
             // share: those IDs are used, not hoarded.
             let share = (remaining / REMAINING_SHARE)
-                .max(config.min_count)
+                .max(config.min_range_size)
                 .max(self.batch);
             limit = limit.min(share);
             limit = limit.min(remaining.max(1));

@@ -1,9 +1,11 @@
 use super::*;
-use crate::authority::{decide, Decision, Grant, NamespaceConfig, NamespaceState, Owner};
+use crate::authority::{decide, Decision, NamespaceConfig, NamespaceState, Owner};
 use crate::code::ErrorCode;
 use crate::ledger::LedgerView;
 use crate::names::{Incarnation, Namespace, RequestId};
-use crate::reply::{Capacity, GrantReply, Message, Refused, Transient, TransientKind};
+use crate::protocol::{Capacity, Grant, GrantReply};
+use crate::reply::{Message, Refused, Transient, TransientKind};
+use crate::time::Instant;
 use std::string::ToString;
 use std::vec;
 use std::vec::Vec;
@@ -14,20 +16,20 @@ fn ns() -> Namespace {
 
 fn config() -> LeaseConfig {
     let mut c = LeaseConfig::new(ns());
-    c.min_count = 10;
-    c.max_count = 1_000;
+    c.min_range_size = 10;
+    c.max_range_size = 1_000;
     c.max_outstanding = 1;
     c
 }
 
 fn lease(c: LeaseConfig) -> Lease {
-    Lease::new(c, [7; 16], 0).unwrap()
+    Lease::new(c, [7; 16], Instant::from_ms(0)).unwrap()
 }
 
 /// The next attempt to send at `now`, skipping cancellations.
 fn send(l: &mut Lease, now: u64) -> Option<Outgoing> {
     loop {
-        match l.poll(now)? {
+        match l.poll(Instant::from_ms(now))? {
             Action::Send(out) => return Some(out),
             Action::Cancel(_) => {}
         }
@@ -36,7 +38,7 @@ fn send(l: &mut Lease, now: u64) -> Option<Outgoing> {
 
 /// Every action at `now`.
 fn actions(l: &mut Lease, now: u64) -> Vec<Action> {
-    core::iter::from_fn(|| l.poll(now)).collect()
+    core::iter::from_fn(|| l.poll(Instant::from_ms(now))).collect()
 }
 
 fn grant_for(out: &Outgoing, start: u64) -> Grant {
@@ -58,7 +60,11 @@ fn granted(grant: Grant, replayed: bool) -> Reply {
 
 /// Answers `out` with a range starting at `start`.
 fn answer(l: &mut Lease, out: &Outgoing, start: u64, now: u64) -> Handled {
-    l.handle_reply(out.ticket, &granted(grant_for(out, start), false), now)
+    l.handle_reply(
+        out.ticket,
+        &granted(grant_for(out, start), false),
+        Instant::from_ms(now),
+    )
 }
 
 fn refusal(code: ErrorCode, remaining: Option<u64>, retry_after_ms: Option<u64>) -> Reply {
@@ -139,7 +145,7 @@ fn prefetch_is_asked_for_before_running_out_and_used_only_after() {
 fn lost_reply_is_retried_with_the_same_id_and_installed_once() {
     let mut l = lease(config());
     let out = send(&mut l, 0).unwrap();
-    assert_eq!(l.next_deadline(), Some(2_000));
+    assert_eq!(l.next_deadline().map(Instant::as_ms), Some(2_000));
     assert_eq!(send(&mut l, 1_999), None);
     let retry = send(&mut l, 2_000).unwrap();
     assert_eq!(retry.request, out.request, "same request id and count");
@@ -152,7 +158,7 @@ fn lost_reply_is_retried_with_the_same_id_and_installed_once() {
     );
     let g = grant_for(&out, 100);
     assert_eq!(
-        l.handle_reply(retry.ticket, &granted(g, true), 2_010),
+        l.handle_reply(retry.ticket, &granted(g, true), Instant::from_ms(2_010)),
         Handled::Installed
     );
     assert_eq!(l.next_id(), Ok(100));
@@ -160,7 +166,7 @@ fn lost_reply_is_retried_with_the_same_id_and_installed_once() {
     // The first attempt's reply turns up late: ignored, the cursor does not
     // move back.
     assert_eq!(
-        l.handle_reply(out.ticket, &granted(g, false), 2_020),
+        l.handle_reply(out.ticket, &granted(g, false), Instant::from_ms(2_020)),
         Handled::Duplicate
     );
     assert_eq!(l.next_id(), Ok(102));
@@ -230,15 +236,18 @@ fn failures_of_superseded_attempts_are_ignored() {
     let mut l = lease(c);
     let first = send(&mut l, 0).unwrap();
     let second = send(&mut l, 5_000).unwrap();
-    assert_eq!(l.next_deadline(), Some(10_000));
+    assert_eq!(l.next_deadline().map(Instant::as_ms), Some(10_000));
     assert_eq!(
-        l.handle_reply(first.ticket, &Reply::no_answer(), 5_001),
+        l.handle_reply(first.ticket, &Reply::no_answer(), Instant::from_ms(5_001)),
         Handled::Stale
     );
     let busy = refusal(ErrorCode::Unavailable, None, Some(1));
-    assert_eq!(l.handle_reply(first.ticket, &busy, 5_002), Handled::Stale);
     assert_eq!(
-        l.next_deadline(),
+        l.handle_reply(first.ticket, &busy, Instant::from_ms(5_002)),
+        Handled::Stale
+    );
+    assert_eq!(
+        l.next_deadline().map(Instant::as_ms),
         Some(10_000),
         "attempt 1 keeps its full timeout"
     );
@@ -248,7 +257,7 @@ fn failures_of_superseded_attempts_are_ignored() {
     assert_eq!(l.stats(0).requests + l.stats(0).retries, 2);
     // A failure for a settled request changes nothing either.
     assert_eq!(
-        l.handle_reply(second.ticket, &Reply::no_answer(), 7_600),
+        l.handle_reply(second.ticket, &Reply::no_answer(), Instant::from_ms(7_600)),
         Handled::Stale
     );
     assert_eq!(l.next_id(), Ok(1));
@@ -298,7 +307,7 @@ fn foreign_grants_are_refused() {
     ];
     for (g, why) in cases {
         assert_eq!(
-            l.handle_reply(out.ticket, &granted(g, false), 1),
+            l.handle_reply(out.ticket, &granted(g, false), Instant::from_ms(1)),
             Handled::NotOurs(why)
         );
     }
@@ -307,7 +316,7 @@ fn foreign_grants_are_refused() {
         attempt: 0,
     };
     assert_eq!(
-        l.handle_reply(other_ticket, &granted(good, false), 1),
+        l.handle_reply(other_ticket, &granted(good, false), Instant::from_ms(1)),
         Handled::NotOurs(GrantRefusal::WrongTicket)
     );
     assert_eq!(
@@ -316,7 +325,7 @@ fn foreign_grants_are_refused() {
         "nothing was installed"
     );
     assert_eq!(
-        l.handle_reply(out.ticket, &granted(good, false), 1),
+        l.handle_reply(out.ticket, &granted(good, false), Instant::from_ms(1)),
         Handled::Installed
     );
     let moved = Grant {
@@ -324,7 +333,7 @@ fn foreign_grants_are_refused() {
         ..good
     };
     assert_eq!(
-        l.handle_reply(out.ticket, &granted(moved, true), 2),
+        l.handle_reply(out.ticket, &granted(moved, true), Instant::from_ms(2)),
         Handled::NotOurs(GrantRefusal::Mismatch)
     );
     assert_eq!(l.stats(0).grants_refused, 7);
@@ -341,10 +350,10 @@ fn transport_failure_backs_off_then_retries_same_id() {
     let mut at = 0;
     for attempt in 1..=5u32 {
         assert_eq!(
-            l.handle_reply(out.ticket, &Reply::no_answer(), at),
+            l.handle_reply(out.ticket, &Reply::no_answer(), Instant::from_ms(at)),
             Handled::WillRetry
         );
-        let due = l.next_deadline().unwrap();
+        let due = l.next_deadline().map(Instant::as_ms).unwrap();
         let cap = (100u64 << (attempt - 1)).min(400);
         assert!(
             due - at >= cap / 2 && due - at <= cap,
@@ -374,8 +383,11 @@ fn unavailable_waits_at_least_retry_after() {
     let mut l = lease(config());
     let out = send(&mut l, 0).unwrap();
     let busy = refusal(ErrorCode::Unavailable, None, Some(5_000));
-    assert_eq!(l.handle_reply(out.ticket, &busy, 10), Handled::WillRetry);
-    assert_eq!(l.next_deadline(), Some(5_010));
+    assert_eq!(
+        l.handle_reply(out.ticket, &busy, Instant::from_ms(10)),
+        Handled::WillRetry
+    );
+    assert_eq!(l.next_deadline().map(Instant::as_ms), Some(5_010));
     assert_eq!(l.next_id(), Err(IssueError::Unavailable));
     assert_eq!(l.last_failure(), Some(&busy));
 }
@@ -385,7 +397,10 @@ fn an_expired_token_is_retried_once_with_fresh_credentials_then_blocks() {
     let mut l = lease(config());
     let out = send(&mut l, 0).unwrap();
     let expired = refusal(ErrorCode::Unauthenticated, None, None);
-    assert_eq!(l.handle_reply(out.ticket, &expired, 1), Handled::WillRetry);
+    assert_eq!(
+        l.handle_reply(out.ticket, &expired, Instant::from_ms(1)),
+        Handled::WillRetry
+    );
     assert_eq!(
         l.next_id(),
         Err(IssueError::Unavailable),
@@ -395,7 +410,10 @@ fn an_expired_token_is_retried_once_with_fresh_credentials_then_blocks() {
     assert!(again.fresh_credentials);
     assert_eq!((again.request, again.ticket.attempt), (out.request, 1));
     // Refused again with fresh credentials: blocked, not final.
-    assert_eq!(l.handle_reply(again.ticket, &expired, 2), Handled::Blocked);
+    assert_eq!(
+        l.handle_reply(again.ticket, &expired, Instant::from_ms(2)),
+        Handled::Blocked
+    );
     let code = ReplyCode::Known(ErrorCode::Unauthenticated);
     assert_eq!(l.phase(), Phase::Running);
     let e = l.next_id().unwrap_err();
@@ -407,27 +425,38 @@ fn an_expired_token_is_retried_once_with_fresh_credentials_then_blocks() {
     let b = l.blocked().unwrap();
     assert_eq!((b.code, b.answers), (code, 1));
     // The first wait is retry_max_ms (2 s), jittered in its upper half.
-    assert!((1_002..=2_002).contains(&b.until), "{}", b.until);
-    assert_eq!(l.next_deadline(), Some(b.until));
+    assert!(
+        (1_002..=2_002).contains(&b.until.as_ms()),
+        "{}",
+        b.until.as_ms()
+    );
+    assert_eq!(l.next_deadline().map(Instant::as_ms), Some(b.until.as_ms()));
     assert_eq!(
-        send(&mut l, b.until - 1),
+        send(&mut l, b.until.as_ms() - 1),
         None,
         "nothing before the backoff"
     );
     // Each probe asks for fresh credentials, so a mended token source is heard.
-    let probe = send(&mut l, b.until).unwrap();
+    let probe = send(&mut l, b.until.as_ms()).unwrap();
     assert!(probe.fresh_credentials);
     assert_eq!(probe.request, out.request, "the same request, under its id");
     assert_eq!(
-        l.handle_reply(probe.ticket, &expired, b.until + 1),
+        l.handle_reply(
+            probe.ticket,
+            &expired,
+            Instant::from_ms(b.until.as_ms() + 1)
+        ),
         Handled::Blocked
     );
     let b2 = l.blocked().unwrap();
     assert_eq!(b2.answers, 2);
-    assert!((b.until + 1 + 2_000..=b.until + 1 + 4_000).contains(&b2.until));
-    let probe = send(&mut l, b2.until).unwrap();
+    assert!((b.until.as_ms() + 1 + 2_000..=b.until.as_ms() + 1 + 4_000).contains(&b2.until.as_ms()));
+    let probe = send(&mut l, b2.until.as_ms()).unwrap();
     assert!(probe.fresh_credentials);
-    assert_eq!(answer(&mut l, &probe, 1, b2.until + 3), Handled::Installed);
+    assert_eq!(
+        answer(&mut l, &probe, 1, b2.until.as_ms() + 3),
+        Handled::Installed
+    );
     assert_eq!(l.blocked(), None);
     assert_eq!(l.next_id(), Ok(1));
     let s = l.stats(0);
@@ -443,7 +472,10 @@ fn a_foreign_4xx_blocks_callers_at_once_and_the_authority_ends_it() {
     let mut l = lease(config());
     let out = send(&mut l, 0).unwrap();
     let waf = foreign(403, "<html>\n  <title>403 Forbidden</title>\n</html>");
-    assert_eq!(l.handle_reply(out.ticket, &waf, 1), Handled::Blocked);
+    assert_eq!(
+        l.handle_reply(out.ticket, &waf, Instant::from_ms(1)),
+        Handled::Blocked
+    );
     let e = l.next_id().unwrap_err();
     assert_eq!(
         e,
@@ -460,7 +492,7 @@ fn a_foreign_4xx_blocks_callers_at_once_and_the_authority_ends_it() {
         }
         other => panic!("{other:?}"),
     }
-    let until = l.blocked().unwrap().until;
+    let until = l.blocked().unwrap().until.as_ms();
     let probe = send(&mut l, until).unwrap();
     assert!(
         !probe.fresh_credentials,
@@ -468,21 +500,25 @@ fn a_foreign_4xx_blocks_callers_at_once_and_the_authority_ends_it() {
     );
     // The probe gets no answer: still blocked, and what blocked it stays
     // what a caller is told.
-    assert_eq!(l.next_deadline(), Some(until + 2_000));
+    assert_eq!(l.next_deadline().map(Instant::as_ms), Some(until + 2_000));
     let probe2 = send(&mut l, until + 2_000).unwrap();
     assert_eq!(probe2.ticket.attempt, probe.ticket.attempt + 1);
     assert_eq!(
-        l.handle_reply(probe2.ticket, &Reply::no_answer(), until + 2_001),
+        l.handle_reply(
+            probe2.ticket,
+            &Reply::no_answer(),
+            Instant::from_ms(until + 2_001)
+        ),
         Handled::WillRetry
     );
     assert!(matches!(l.last_failure(), Some(Reply::Foreign(_))));
     assert!(l.blocked().is_some());
     // The authority itself answers (busy): the way is open, callers wait again.
     let busy = refusal(ErrorCode::Unavailable, None, Some(100));
-    let due = l.next_deadline().unwrap();
+    let due = l.next_deadline().map(Instant::as_ms).unwrap();
     let probe3 = send(&mut l, due).unwrap();
     assert_eq!(
-        l.handle_reply(probe3.ticket, &busy, due + 1),
+        l.handle_reply(probe3.ticket, &busy, Instant::from_ms(due + 1)),
         Handled::WillRetry
     );
     assert_eq!(l.blocked(), None);
@@ -501,10 +537,10 @@ fn a_blocked_engine_backs_off_to_its_cap_and_honours_retry_after() {
     for _ in 0..8 {
         let out = send(&mut l, now).unwrap();
         assert_eq!(
-            l.handle_reply(out.ticket, &foreign(404, "nope"), now),
+            l.handle_reply(out.ticket, &foreign(404, "nope"), Instant::from_ms(now)),
             Handled::Blocked
         );
-        let until = l.blocked().unwrap().until;
+        let until = l.blocked().unwrap().until.as_ms();
         waits.push(until - now);
         now = until;
     }
@@ -522,11 +558,11 @@ fn a_blocked_engine_backs_off_to_its_cap_and_honours_retry_after() {
     assert!(matches!(later, Reply::Transient(_)), "429 is never a block");
     let slow_down = Reply::not_rangeid(403, b"<h1>blocked</h1>", Some(60_000));
     assert_eq!(
-        l.handle_reply(out.ticket, &slow_down, now),
+        l.handle_reply(out.ticket, &slow_down, Instant::from_ms(now)),
         Handled::Blocked
     );
     assert_eq!(
-        l.blocked().unwrap().until,
+        l.blocked().unwrap().until.as_ms(),
         now + 60_000,
         "Retry-After is honoured"
     );
@@ -540,29 +576,29 @@ fn a_blocked_engine_probes_with_one_request_and_a_replacement_waits_for_the_bloc
     let mut l = lease(c);
     let out = send(&mut l, 0).unwrap();
     assert_eq!(
-        l.handle_reply(out.ticket, &foreign(400, ""), 1),
+        l.handle_reply(out.ticket, &foreign(400, ""), Instant::from_ms(1)),
         Handled::Blocked
     );
     assert_eq!(send(&mut l, 2), None, "no second request while blocked");
     // The probe goes unanswered for longer than a request lives: it is
     // given up, and the request that replaces it waits for the block's time.
-    let until = l.blocked().unwrap().until;
+    let until = l.blocked().unwrap().until.as_ms();
     let probe = send(&mut l, until).unwrap();
     let mut now = until;
     while now < MAX_REQUEST_AGE_MS + 10 {
         now += 50;
         for a in actions(&mut l, now) {
             if let Action::Send(o) = a {
-                l.handle_reply(o.ticket, &foreign(400, ""), now);
+                l.handle_reply(o.ticket, &foreign(400, ""), Instant::from_ms(now));
             }
         }
     }
     assert_eq!(l.stats(0).requests_expired, 1, "{probe:?} was given up");
     let b = l.blocked().unwrap();
-    assert!(b.until > now);
+    assert!(b.until.as_ms() > now);
     // Its replacement is made, and waits for the block's time.
     assert_eq!(l.outstanding(), 1);
-    assert_eq!(l.next_deadline(), Some(b.until));
+    assert_eq!(l.next_deadline().map(Instant::as_ms), Some(b.until.as_ms()));
     assert_eq!(send(&mut l, now + 1), None);
     // Closed now: the request that was never sent reserved nothing.
     let before = l.stats(0).reserved;
@@ -575,14 +611,14 @@ fn the_authoritys_own_final_answer_stays_final_even_while_blocked() {
     let mut l = lease(config());
     let out = send(&mut l, 0).unwrap();
     assert_eq!(
-        l.handle_reply(out.ticket, &foreign(403, "waf"), 1),
+        l.handle_reply(out.ticket, &foreign(403, "waf"), Instant::from_ms(1)),
         Handled::Blocked
     );
-    let until = l.blocked().unwrap().until;
+    let until = l.blocked().unwrap().until.as_ms();
     let probe = send(&mut l, until).unwrap();
     let denied = refusal(ErrorCode::Forbidden, None, None);
     assert_eq!(
-        l.handle_reply(probe.ticket, &denied, until + 1),
+        l.handle_reply(probe.ticket, &denied, Instant::from_ms(until + 1)),
         Handled::Stopped
     );
     let code = ReplyCode::Known(ErrorCode::Forbidden);
@@ -590,12 +626,15 @@ fn the_authoritys_own_final_answer_stays_final_even_while_blocked() {
     assert_eq!(l.blocked(), None);
     assert_eq!(l.next_id(), Err(IssueError::Failed(code)));
     assert!(l.next_id().unwrap_err().is_final());
-    assert_eq!(l.next_deadline(), None);
+    assert_eq!(l.next_deadline().map(Instant::as_ms), None);
     // A bad request (no maxCount to mend it by) is final too, from the start.
     let mut l = lease(config());
     let out = send(&mut l, 0).unwrap();
     let bad = refusal(ErrorCode::InvalidRequest, None, None);
-    assert_eq!(l.handle_reply(out.ticket, &bad, 1), Handled::Stopped);
+    assert_eq!(
+        l.handle_reply(out.ticket, &bad, Instant::from_ms(1)),
+        Handled::Stopped
+    );
     assert!(l.next_id().unwrap_err().is_final());
 }
 
@@ -603,9 +642,12 @@ fn the_authoritys_own_final_answer_stays_final_even_while_blocked() {
 fn a_foreign_answer_to_a_stopped_engine_changes_nothing_more() {
     let (mut l, a, b, now) = two_in_flight();
     let none_left = refusal(ErrorCode::NamespaceExhausted, Some(0), None);
-    assert_eq!(l.handle_reply(a.ticket, &none_left, now), Handled::Stopped);
     assert_eq!(
-        l.handle_reply(b.ticket, &foreign(403, "x"), now),
+        l.handle_reply(a.ticket, &none_left, Instant::from_ms(now)),
+        Handled::Stopped
+    );
+    assert_eq!(
+        l.handle_reply(b.ticket, &foreign(403, "x"), Instant::from_ms(now)),
         Handled::Stopped
     );
     assert_eq!(l.blocked(), None);
@@ -617,7 +659,7 @@ fn a_fresh_token_that_works_keeps_the_generator_going() {
     let mut l = lease(config());
     let out = send(&mut l, 0).unwrap();
     let expired = refusal(ErrorCode::Unauthenticated, None, None);
-    l.handle_reply(out.ticket, &expired, 1);
+    l.handle_reply(out.ticket, &expired, Instant::from_ms(1));
     let again = send(&mut l, 1).unwrap();
     assert_eq!(answer(&mut l, &again, 1, 2), Handled::Installed);
     assert_eq!(l.last_failure(), None, "a grant clears the last failure");
@@ -627,7 +669,10 @@ fn a_fresh_token_that_works_keeps_the_generator_going() {
     }
     let next = send(&mut l, 3).unwrap();
     assert!(!next.fresh_credentials);
-    assert_eq!(l.handle_reply(next.ticket, &expired, 4), Handled::WillRetry);
+    assert_eq!(
+        l.handle_reply(next.ticket, &expired, Instant::from_ms(4)),
+        Handled::WillRetry
+    );
     assert!(send(&mut l, 4).unwrap().fresh_credentials);
 }
 
@@ -637,7 +682,7 @@ fn exhaustion_asks_for_the_rest_then_stops_without_wrapping() {
     let out = send(&mut l, 0).unwrap();
     let exhausted = refusal(ErrorCode::NamespaceExhausted, Some(3), None);
     assert_eq!(
-        l.handle_reply(out.ticket, &exhausted, 1),
+        l.handle_reply(out.ticket, &exhausted, Instant::from_ms(1)),
         Handled::WillRetry
     );
     let rest = send(&mut l, 1).unwrap();
@@ -655,7 +700,10 @@ fn exhaustion_asks_for_the_rest_then_stops_without_wrapping() {
             remaining: Some(0),
         },
     });
-    assert_eq!(l.handle_reply(rest.ticket, &last, 2), Handled::Installed);
+    assert_eq!(
+        l.handle_reply(rest.ticket, &last, Instant::from_ms(2)),
+        Handled::Installed
+    );
     assert_eq!(drain(&mut l), ([u64::MAX - 2, u64::MAX], 3));
     assert_eq!(send(&mut l, 3), None);
     assert_eq!(l.phase(), Phase::Exhausted);
@@ -668,10 +716,13 @@ fn exhausted_at_zero_is_final() {
     let mut l = lease(config());
     let out = send(&mut l, 0).unwrap();
     let none_left = refusal(ErrorCode::NamespaceExhausted, Some(0), None);
-    assert_eq!(l.handle_reply(out.ticket, &none_left, 1), Handled::Stopped);
+    assert_eq!(
+        l.handle_reply(out.ticket, &none_left, Instant::from_ms(1)),
+        Handled::Stopped
+    );
     assert_eq!(l.phase(), Phase::Exhausted);
     assert_eq!(send(&mut l, 100), None);
-    assert_eq!(l.next_deadline(), None);
+    assert_eq!(l.next_deadline().map(Instant::as_ms), None);
     assert_eq!(l.next_id(), Err(IssueError::Exhausted));
 }
 
@@ -680,10 +731,13 @@ fn frozen_keeps_asking_and_thaws_on_a_grant() {
     let mut l = lease(config());
     let out = send(&mut l, 0).unwrap();
     let frozen = refusal(ErrorCode::NamespaceFrozen, None, None);
-    assert_eq!(l.handle_reply(out.ticket, &frozen, 1), Handled::WillRetry);
+    assert_eq!(
+        l.handle_reply(out.ticket, &frozen, Instant::from_ms(1)),
+        Handled::WillRetry
+    );
     assert_eq!(l.next_id(), Err(IssueError::Frozen));
     assert!(!l.next_id().unwrap_err().is_final());
-    let due = l.next_deadline().unwrap();
+    let due = l.next_deadline().map(Instant::as_ms).unwrap();
     let again = send(&mut l, due).unwrap();
     assert_eq!(again.request, out.request);
     answer(&mut l, &again, 40, due + 1);
@@ -700,7 +754,10 @@ fn final_codes_stop_requests_but_installed_ids_still_issue() {
     }
     let out2 = send(&mut l, 2).unwrap();
     let denied = refusal(ErrorCode::Forbidden, None, None);
-    assert_eq!(l.handle_reply(out2.ticket, &denied, 3), Handled::Stopped);
+    assert_eq!(
+        l.handle_reply(out2.ticket, &denied, Instant::from_ms(3)),
+        Handled::Stopped
+    );
     let code = ReplyCode::Known(ErrorCode::Forbidden);
     assert_eq!(l.phase(), Phase::Failed(code));
     assert_eq!(send(&mut l, 10_000), None);
@@ -723,13 +780,13 @@ fn an_unknown_code_is_final_on_4xx_and_retried_on_5xx() {
     let mut l = lease(config());
     let out = send(&mut l, 0).unwrap();
     assert_eq!(
-        l.handle_reply(out.ticket, &unknown(503), 0),
+        l.handle_reply(out.ticket, &unknown(503), Instant::from_ms(0)),
         Handled::WillRetry
     );
-    assert!(l.next_deadline().unwrap() >= 300);
+    assert!(l.next_deadline().map(Instant::as_ms).unwrap() >= 300);
     let again = send(&mut l, 300).unwrap();
     assert_eq!(
-        l.handle_reply(again.ticket, &unknown(409), 301),
+        l.handle_reply(again.ticket, &unknown(409), Instant::from_ms(301)),
         Handled::Stopped
     );
     let e = l.next_id().unwrap_err();
@@ -748,7 +805,7 @@ fn failures_for_unknown_requests_change_nothing() {
                 attempt: 0
             },
             &denied,
-            1
+            Instant::from_ms(1)
         ),
         Handled::Stale
     );
@@ -759,12 +816,12 @@ fn failures_for_unknown_requests_change_nothing() {
                 attempt: 3
             },
             &denied,
-            1
+            Instant::from_ms(1)
         ),
         Handled::Stale
     );
     assert_eq!(l.phase(), Phase::Running);
-    assert_eq!(l.next_deadline(), Some(2_000));
+    assert_eq!(l.next_deadline().map(Instant::as_ms), Some(2_000));
     assert_eq!(l.outstanding(), 1);
 }
 
@@ -777,7 +834,7 @@ fn an_unanswered_request_is_given_up_before_any_retention_could_forget_it() {
     let mut now = 0;
     let mut sent = vec![out.ticket];
     while now < MAX_REQUEST_AGE_MS {
-        now = l.next_deadline().unwrap();
+        now = l.next_deadline().map(Instant::as_ms).unwrap();
         sent.extend(send(&mut l, now).map(|o| o.ticket));
     }
     assert_eq!(sent.len(), 11, "{sent:?}");
@@ -832,7 +889,7 @@ fn take_is_contiguous_from_one_range_and_short_at_its_end() {
 fn lent_blocks_count_as_returned_only_once_the_driver_moves_on() {
     let mut c = config();
     c.max_outstanding = 2;
-    c.max_count = 10;
+    c.max_range_size = 10;
     let mut l = lease(c);
     let a = send(&mut l, 0).unwrap();
     answer(&mut l, &a, 1, 1);
@@ -875,17 +932,42 @@ fn close_reports_and_abandons_the_tail() {
     assert_eq!(l.close(), 5);
     assert_eq!(l.close(), 0);
     assert_eq!(l.next_id(), Err(IssueError::Closed));
-    assert_eq!(answer(&mut l, &late, 201, 2), Handled::Duplicate);
+    assert_eq!(answer(&mut l, &late, 201, 2), Handled::Abandoned);
     assert_eq!(l.next_id(), Err(IssueError::Closed));
     assert_eq!(send(&mut l, 5_000), None);
-    assert_eq!(l.stats(0).abandoned, 5 + late.request.count);
+    let s = l.stats(0);
+    assert_eq!(s.abandoned, 5 + late.request.count);
+    // Counted once, as abandoned: not also as a duplicate.
+    assert_eq!(s.duplicates_ignored, 0);
+}
+
+#[test]
+fn a_grant_after_close_is_abandoned_once_and_its_repeat_is_a_duplicate() {
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    assert_eq!(l.close(), 0);
+    let count = out.request.count;
+    assert_eq!(answer(&mut l, &out, 1, 1), Handled::Abandoned);
+    let s = l.stats(0);
+    assert_eq!(
+        (s.abandoned, s.duplicates_ignored, s.ranges_installed),
+        (count, 0, 0)
+    );
+    // The same grant again (a duplicated reply): a duplicate, whose IDs
+    // were already counted as abandoned.
+    assert_eq!(answer(&mut l, &out, 1, 2), Handled::Duplicate);
+    let s = l.stats(0);
+    assert_eq!(
+        (s.abandoned, s.duplicates_ignored, s.ranges_installed),
+        (count, 1, 0)
+    );
 }
 
 #[test]
 fn never_more_than_max_outstanding() {
     let mut c = config();
     c.max_outstanding = MAX_OUTSTANDING;
-    c.min_count = 1;
+    c.min_range_size = 1;
     let mut l = lease(c);
     let mut sent = 0;
     for now in 0..50 {
@@ -900,11 +982,11 @@ fn never_more_than_max_outstanding() {
 #[test]
 fn requests_are_sized_from_the_measured_rate() {
     let mut c = LeaseConfig::new(ns());
-    c.min_count = 100;
-    c.max_count = 1_000_000;
+    c.min_range_size = 100;
+    c.max_range_size = 1_000_000;
     c.target_lifetime_ms = 1_000;
     c.prefetch_lead_ms = 200;
-    let mut l = Lease::new(c, [1; 16], 0).unwrap();
+    let mut l = Lease::new(c, [1; 16], Instant::from_ms(0)).unwrap();
     let mut state =
         NamespaceState::create(ns(), NamespaceConfig::new(None, None, None).unwrap()).unfenced();
     let mut sizes = [0u64; 64];
@@ -928,7 +1010,7 @@ fn requests_are_sized_from_the_measured_rate() {
                     grant, state: next, ..
                 }) => {
                     state = next;
-                    l.handle_reply(out.ticket, &granted(grant, false), now);
+                    l.handle_reply(out.ticket, &granted(grant, false), Instant::from_ms(now));
                 }
                 other => panic!("{other:?}"),
             }
@@ -950,14 +1032,14 @@ fn config_is_checked() {
     let bad = [
         (
             LeaseConfig {
-                min_count: 0,
+                min_range_size: 0,
                 ..base
             },
             OptionName::MinRangeSize,
         ),
         (
             LeaseConfig {
-                max_count: MAX_RANGE + 1,
+                max_range_size: MAX_RANGE + 1,
                 ..base
             },
             OptionName::MaxRangeSize,
@@ -986,16 +1068,16 @@ fn config_is_checked() {
     ];
     for (c, option) in bad {
         assert!(
-            matches!(Lease::new(c, [0; 16], 0).err(), Some(ConfigError::OutOfBounds { option: o, .. }) if o == option),
+            matches!(Lease::new(c, [0; 16], Instant::from_ms(0)).err(), Some(ConfigError::OutOfBounds { option: o, .. }) if o == option),
             "{option:?}"
         );
     }
     let above = LeaseConfig {
-        min_count: 2_000,
+        min_range_size: 2_000,
         ..base
     };
     assert_eq!(
-        Lease::new(above, [0; 16], 0).err(),
+        Lease::new(above, [0; 16], Instant::from_ms(0)).err(),
         Some(ConfigError::MinAboveMax)
     );
     let retry = LeaseConfig {
@@ -1004,7 +1086,7 @@ fn config_is_checked() {
         ..base
     };
     assert_eq!(
-        Lease::new(retry, [0; 16], 0).err(),
+        Lease::new(retry, [0; 16], Instant::from_ms(0)).err(),
         Some(ConfigError::RetryBounds)
     );
 }
@@ -1016,7 +1098,11 @@ fn options_are_checked_by_name_and_build_a_config() {
     o.set("namespace", OptionValue::Text("orders")).unwrap();
     let c = o.config().unwrap();
     assert_eq!(
-        (c.lease.min_count, c.lease.max_count, c.deadline_ms),
+        (
+            c.lease.min_range_size,
+            c.lease.max_range_size,
+            c.deadline_ms
+        ),
         (1_000, 1_000_000, 5_000)
     );
     o.set("rangeSize", OptionValue::Number(500.0)).unwrap();
@@ -1024,7 +1110,7 @@ fn options_are_checked_by_name_and_build_a_config() {
     o.set("retryMaxMs", OptionValue::Number(20.0)).unwrap();
     o.set("deadlineMs", OptionValue::Number(100.0)).unwrap();
     let c = o.config().unwrap();
-    assert_eq!((c.lease.min_count, c.lease.max_count), (500, 500));
+    assert_eq!((c.lease.min_range_size, c.lease.max_range_size), (500, 500));
     assert_eq!(
         (
             c.lease.retry_initial_ms,
@@ -1034,14 +1120,14 @@ fn options_are_checked_by_name_and_build_a_config() {
         (10, 20, 100)
     );
     o.set("maxRangeSize", OptionValue::Number(9_000.0)).unwrap();
-    assert_eq!(o.config().unwrap().lease.max_count, 9_000);
+    assert_eq!(o.config().unwrap().lease.max_range_size, 9_000);
 
     let mut o = LeaseOptions::default();
     o.set("namespace", OptionValue::Text("orders")).unwrap();
     o.set("minRangeSize", OptionValue::Number(5_000_000.0))
         .unwrap();
     assert_eq!(
-        o.config().unwrap().lease.max_count,
+        o.config().unwrap().lease.max_range_size,
         5_000_000,
         "max rises with an explicit min"
     );
@@ -1091,8 +1177,8 @@ fn max_outstanding_is_honoured_and_every_grant_has_a_place() {
     for max_outstanding in 1..=MAX_OUTSTANDING {
         let mut c = config();
         c.max_outstanding = max_outstanding;
-        c.min_count = 10;
-        c.max_count = 10;
+        c.min_range_size = 10;
+        c.max_range_size = 10;
         c.prefetch_lead_ms = 100_000;
         let mut l = lease(c);
         let mut next_start = 1;
@@ -1143,7 +1229,7 @@ struct Bench {
 impl Bench {
     fn new(c: LeaseConfig, space: NamespaceConfig) -> Bench {
         Bench {
-            lease: Lease::new(c, [5; 16], 0).unwrap(),
+            lease: Lease::new(c, [5; 16], Instant::from_ms(0)).unwrap(),
             state: NamespaceState::create(ns(), space).unfenced(),
             granted: Vec::new(),
         }
@@ -1192,7 +1278,8 @@ impl Bench {
                 }),
                 other => panic!("{other:?}"),
             };
-            self.lease.handle_reply(out.ticket, &reply, now);
+            self.lease
+                .handle_reply(out.ticket, &reply, Instant::from_ms(now));
         }
     }
 
@@ -1214,7 +1301,7 @@ impl Bench {
 #[test]
 fn slow_start_grows_at_most_twofold_within_the_reservation_bound() {
     let mut b = Bench::defaults();
-    let min = b.lease.config().min_count;
+    let min = b.lease.config().min_range_size;
     b.serve(0);
     assert_eq!(
         b.granted,
@@ -1284,7 +1371,7 @@ fn a_burst_within_a_millisecond_is_not_a_rate() {
 fn lifetimes_reserve_at_most_twice_the_minimum_or_four_times_what_they_returned() {
     for n in [1u64, 10, 100, 10_000, 1_000_000] {
         let mut b = Bench::defaults();
-        let min = b.lease.config().min_count;
+        let min = b.lease.config().min_range_size;
         let mut returned = 0;
         let mut now = 0;
         b.serve(now);
@@ -1319,7 +1406,7 @@ fn a_batch_larger_than_the_range_sizes_the_next_one() {
     assert!(b.lease.take(5_000).map(|r| r.count()).unwrap_or(0) >= 4_000);
     // Capped by maxRangeSize.
     let mut c = LeaseConfig::new(ns());
-    c.max_count = 2_000;
+    c.max_range_size = 2_000;
     let mut b = Bench::new(c, NamespaceConfig::new(None, None, None).unwrap());
     b.serve(0);
     let _ = b.lease.take(50_000);
@@ -1366,7 +1453,7 @@ fn a_count_refusal_retires_the_request_and_reserved_never_goes_back() {
         retry_after_ms: None,
     });
     assert_eq!(
-        l.handle_reply(first.ticket, &too_large, 1),
+        l.handle_reply(first.ticket, &too_large, Instant::from_ms(1)),
         Handled::WillRetry
     );
     assert_eq!(l.stats(0).reserved, 0);
@@ -1388,7 +1475,10 @@ fn a_count_refusal_retires_the_request_and_reserved_never_goes_back() {
             _ => unreachable!(),
         }
     });
-    assert_eq!(l.handle_reply(out.ticket, &within, 1), Handled::Stopped);
+    assert_eq!(
+        l.handle_reply(out.ticket, &within, Instant::from_ms(1)),
+        Handled::Stopped
+    );
 }
 
 #[test]
@@ -1414,7 +1504,7 @@ fn a_small_namespace_is_not_eaten_by_starts() {
     // (but minRangeSize).
     let space = NamespaceConfig::new(None, Some((1 << 31) - 1), Some(300)).unwrap();
     let mut c = LeaseConfig::new(ns());
-    c.min_count = 100;
+    c.min_range_size = 100;
     let mut b = Bench::new(c, space);
     b.serve(0);
     for now in 1..200 {
@@ -1448,7 +1538,7 @@ fn a_batch_never_continues_a_lent_block_into_another_range() {
     // become current, or take_more would join two ranges.
     let mut c = config();
     c.max_outstanding = 2;
-    c.max_count = 10;
+    c.max_range_size = 10;
     let mut l = lease(c);
     let a = send(&mut l, 0).unwrap();
     answer(&mut l, &a, 1, 1);
@@ -1480,8 +1570,11 @@ fn a_freeze_longer_than_a_request_lives_does_not_stop_the_engine() {
     let mut now = 0;
     // Frozen for 20 minutes: the probing request expires and is replaced.
     while now < 2 * MAX_REQUEST_AGE_MS {
-        l.handle_reply(out.ticket, &frozen, now);
-        now = l.next_deadline().expect("the engine keeps probing");
+        l.handle_reply(out.ticket, &frozen, Instant::from_ms(now));
+        now = l
+            .next_deadline()
+            .map(Instant::as_ms)
+            .expect("the engine keeps probing");
         out = send(&mut l, now).expect("a probe is due");
     }
     assert!(l.stats(0).requests_expired >= 1);
@@ -1499,7 +1592,10 @@ fn an_outage_longer_than_two_request_lives_does_not_stop_a_new_engine() {
     let mut now = 0;
     let mut last = None;
     while now <= 3 * MAX_REQUEST_AGE_MS {
-        now = l.next_deadline().expect("the engine keeps asking");
+        now = l
+            .next_deadline()
+            .map(Instant::as_ms)
+            .expect("the engine keeps asking");
         last = send(&mut l, now).or(last);
     }
     assert!(l.stats(0).requests_expired >= 2, "{:?}", l.stats(0));
@@ -1517,8 +1613,8 @@ fn an_outage_longer_than_two_request_lives_does_not_stop_a_new_engine() {
 fn two_in_flight() -> (Lease, Outgoing, Outgoing, u64) {
     let mut c = config();
     c.max_outstanding = 2;
-    c.min_count = 1_000;
-    c.max_count = 1_000;
+    c.min_range_size = 1_000;
+    c.max_range_size = 1_000;
     let mut l = lease(c);
     let mut next = 1;
     for now in 0..1_200 {
@@ -1542,7 +1638,7 @@ fn a_final_refusal_keeps_grants_already_on_their_way() {
     // c is refused (none left) while b's committed grant is still coming.
     let none_left = refusal(ErrorCode::NamespaceExhausted, Some(0), None);
     assert_eq!(
-        l.handle_reply(c.ticket, &none_left, 1_201),
+        l.handle_reply(c.ticket, &none_left, Instant::from_ms(1_201)),
         Handled::Stopped
     );
     assert_eq!(
@@ -1583,7 +1679,10 @@ fn a_stopped_engine_waits_for_grants_on_their_way_and_times_them_out() {
     };
     let none_left = refusal(ErrorCode::NamespaceExhausted, Some(0), None);
     let t = 20_000;
-    assert_eq!(l.handle_reply(c_latest, &none_left, t), Handled::Stopped);
+    assert_eq!(
+        l.handle_reply(c_latest, &none_left, Instant::from_ms(t)),
+        Handled::Stopped
+    );
     assert_eq!(
         l.next_id(),
         Err(IssueError::Unavailable),
@@ -1591,7 +1690,7 @@ fn a_stopped_engine_waits_for_grants_on_their_way_and_times_them_out() {
     );
     // b's superseded attempt fails: nothing changes, stopped or not.
     assert_eq!(
-        l.handle_reply(b.ticket, &Reply::no_answer(), t + 1),
+        l.handle_reply(b.ticket, &Reply::no_answer(), Instant::from_ms(t + 1)),
         Handled::Stale
     );
     assert_eq!(
@@ -1611,10 +1710,13 @@ fn a_stopped_engine_waits_for_grants_on_their_way_and_times_them_out() {
     // deadline it is given up (still reserved) and its attempt cancelled.
     let (mut l, b, c, _) = two_in_flight();
     assert_eq!(
-        l.handle_reply(c.ticket, &none_left, 1_201),
+        l.handle_reply(c.ticket, &none_left, Instant::from_ms(1_201)),
         Handled::Stopped
     );
-    let deadline = l.next_deadline().expect("b still times out");
+    let deadline = l
+        .next_deadline()
+        .map(Instant::as_ms)
+        .expect("b still times out");
     let acts = actions(&mut l, deadline);
     assert!(acts.contains(&Action::Cancel(b.ticket)), "{acts:?}");
     assert!(
@@ -1624,7 +1726,7 @@ fn a_stopped_engine_waits_for_grants_on_their_way_and_times_them_out() {
     let s = l.stats(0);
     assert_eq!(s.outstanding, 0);
     assert!(s.reserved >= b.request.count);
-    assert_eq!(l.next_deadline(), None);
+    assert_eq!(l.next_deadline().map(Instant::as_ms), None);
     assert_eq!(l.next_id(), Err(IssueError::Exhausted));
 }
 
@@ -1635,7 +1737,7 @@ fn what_remains_is_never_counted_twice() {
     // the refusal arrives first.
     let five_left = refusal(ErrorCode::NamespaceExhausted, Some(5), None);
     assert_eq!(
-        l.handle_reply(c.ticket, &five_left, 1_201),
+        l.handle_reply(c.ticket, &five_left, Instant::from_ms(1_201)),
         Handled::WillRetry
     );
     let g = Reply::Grant(GrantReply {
@@ -1646,7 +1748,10 @@ fn what_remains_is_never_counted_twice() {
             remaining: Some(5),
         },
     });
-    assert_eq!(l.handle_reply(b.ticket, &g, 1_202), Handled::Installed);
+    assert_eq!(
+        l.handle_reply(b.ticket, &g, Instant::from_ms(1_202)),
+        Handled::Installed
+    );
     assert_eq!(l.phase(), Phase::Running, "5 IDs remain: not exhausted");
     let rest = send(&mut l, 1_203).unwrap();
     assert_eq!(rest.request.count, 5);
@@ -1657,14 +1762,17 @@ fn an_exhaustion_without_a_remaining_count_is_retried_not_final() {
     let mut l = lease(config());
     let out = send(&mut l, 0).unwrap();
     let vague = refusal(ErrorCode::NamespaceExhausted, None, None);
-    assert_eq!(l.handle_reply(out.ticket, &vague, 1), Handled::WillRetry);
+    assert_eq!(
+        l.handle_reply(out.ticket, &vague, Instant::from_ms(1)),
+        Handled::WillRetry
+    );
     assert_eq!(l.phase(), Phase::Running);
 }
 
 #[test]
 fn a_batch_above_the_largest_range_does_not_stick() {
     let mut c = config();
-    c.max_count = 50;
+    c.max_range_size = 50;
     let mut b = Bench::new(c, NamespaceConfig::new(None, None, None).unwrap());
     b.serve(0);
     let _ = b.lease.take(10_000);
@@ -1756,7 +1864,7 @@ fn demand_asks_for_the_shortfall_whatever_the_rate() {
     answer(&mut l, &more, 1_000, 3);
     assert_eq!(l.take_exact(500, 0).map(|b| b.count()), Ok(500));
     l.set_demand(0, 0);
-    // Capped by max_count: two requests for 2,500.
+    // Capped by max_range_size: two requests for 2,500.
     let mut l = lease(c);
     let out = send(&mut l, 0).unwrap();
     answer(&mut l, &out, 1, 1);
@@ -1770,7 +1878,7 @@ fn demand_asks_for_the_shortfall_whatever_the_rate() {
 fn a_batch_the_namespace_cannot_supply_fails_at_once_taking_nothing() {
     let space = NamespaceConfig::new(Some(1), Some(25), None).unwrap();
     let mut c = LeaseConfig::new(ns());
-    c.min_count = 10;
+    c.min_range_size = 10;
     let mut b = Bench::new(c, space);
     b.serve(0);
     assert_eq!(b.lease.available(), 10);
@@ -1808,7 +1916,7 @@ fn a_batch_the_namespace_cannot_supply_fails_at_once_taking_nothing() {
 #[test]
 fn a_batch_above_what_the_engine_gathers_is_refused() {
     let mut c = config();
-    c.max_count = 1_000;
+    c.max_range_size = 1_000;
     let mut b = Bench::new(c, NamespaceConfig::new(None, None, Some(100)).unwrap());
     assert_eq!(b.lease.batch_limit(), 8_000);
     assert_eq!(
@@ -1839,8 +1947,8 @@ fn a_batch_is_gathered_however_small_the_ranges_on_hand() {
     // lets the engine ask, so a batch up to the limit always comes.
     let mut c = config();
     c.max_outstanding = 4;
-    c.min_count = 10;
-    c.max_count = 1_000;
+    c.min_range_size = 10;
+    c.max_range_size = 1_000;
     c.prefetch_lead_ms = 10_000;
     let mut l = lease(c);
     let mut start = 1;
@@ -1879,8 +1987,8 @@ fn demand_outweighs_the_share_of_what_remains() {
     // a caller waiting for 5,000 gets them.
     let space = NamespaceConfig::new(Some(1), Some(100_000), None).unwrap();
     let mut c = LeaseConfig::new(ns());
-    c.min_count = 10;
-    c.max_count = 10_000;
+    c.min_range_size = 10;
+    c.max_range_size = 10_000;
     let mut b = Bench::new(c, space);
     b.serve(0);
     b.lease.set_demand(5_000, 0);
@@ -1894,8 +2002,8 @@ fn exact_batches_lent_blocks_and_single_ids_never_overlap() {
     // A seeded mix of every way to issue, against the real decision.
     let space = NamespaceConfig::new(Some(1), Some(200_000), Some(50)).unwrap();
     let mut c = LeaseConfig::new(ns());
-    c.min_count = 7;
-    c.max_count = 50;
+    c.min_range_size = 7;
+    c.max_range_size = 50;
     c.max_outstanding = 4;
     let mut b = Bench::new(c, space);
     let mut seen = std::collections::BTreeSet::new();

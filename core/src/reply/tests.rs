@@ -1,5 +1,6 @@
 use super::*;
 use crate::names::{Incarnation, Namespace, RequestId};
+use crate::protocol::{Capacity, Grant};
 use crate::range::Range;
 use std::borrow::ToOwned;
 use std::format;

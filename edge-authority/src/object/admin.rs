@@ -128,6 +128,9 @@ fn floor_error(floor: u64, e: FloorError) -> ApiError {
         FloorError::AboveMax { max } => {
             ApiError::new(e.code(), format!("floor {floor} is above max {max}"))
         }
+        // A refusal this version does not describe: its code and core's
+        // words, nothing written.
+        _ => ApiError::new(e.code(), format!("floor {floor} is refused: {e}")),
     }
 }
 

@@ -7,13 +7,14 @@
 use rangeid_core::authority::Owner;
 use rangeid_core::fence::{self, Phase, Witnessed};
 use rangeid_core::ledger::{LedgerView, Record};
-use rangeid_core::reply::Capacity;
-use rangeid_core::wire::{DecBound, GrantReply, HttpAnswer};
+use rangeid_core::protocol::{Capacity, GrantReply};
+use rangeid_core::wire::{DecBound, HttpAnswer};
 use rangeid_core::{decide, Decision, Grant, GrantRequest, NamespaceState};
 use serde_json::json;
 
 use super::{admin, load, load_any, spans, unavailable, Outcome, Step};
 use crate::refusals::Counted;
+use crate::response::ApiError;
 use crate::store::{self, NamespaceRow, Sql, StoreError};
 use crate::summary::MINUTE_MS;
 
@@ -50,6 +51,11 @@ pub fn grant(sql: &impl Sql, request: &GrantRequest, owner: &str, waiting: u64, 
             state,
             record,
         }) => Step::Reply(commit_grant(sql, &row, grant, state, (&view, &record), now)),
+        // A decision this object cannot carry out: nothing is written, and
+        // the client is told to ask again (503 `unavailable`).
+        Ok(_) => Step::Reply(
+            ApiError::unavailable("the authority cannot carry out this decision").into(),
+        ),
     }
 }
 

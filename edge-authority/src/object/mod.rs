@@ -6,8 +6,9 @@
 //! object answers with the final [`HttpReply`]. Every handler runs its
 //! statements back to back with no `await`, and the output gate holds the
 //! reply until the write is durable. A grant reads the state and the
-//! stored grant, asks [`rangeid_core::decide`], then writes the boundary
-//! advance, the grant row and its minute bucket in one transaction
+//! caller's span, asks [`rangeid_core::decide`], then writes the boundary
+//! advance, the ledger record (a new span row or the caller's span
+//! extended, with its usage) and the minute bucket in one transaction
 //! ([`Sql::atomically`], `transactionSync` on the runtime). A grant that
 //! would pass the fence is not written: [`handle`] answers
 //! [`Step::RaiseFence`] and the driver has the witness raise its mark,

@@ -22,11 +22,10 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use rangeid_core::authority::{
-    decide, Decision, Grant, GrantRequest, NamespaceState, Owner, Refusal,
-};
+use rangeid_core::authority::{decide, Decision, NamespaceState, Owner, Refusal};
 use rangeid_core::fence::{self, Phase, Witnessed};
 use rangeid_core::ledger::{span_for, LedgerView, Limits, Record, Span, SpanKey, Usage};
+use rangeid_core::protocol::{Grant, GrantRequest};
 use rangeid_core::{Incarnation, RequestId};
 
 /// A deliberate authority bug, to prove the checker catches it.
@@ -193,6 +192,10 @@ pub enum Answer {
     NeedsFence(u128),
     /// Not started against the witness since the last restart.
     NotStarted,
+    /// A decision this simulation does not know (core's `Decision` may
+    /// grow): nothing is staged, and the request is answered 503
+    /// `unavailable`, as an authority that cannot carry it out would.
+    Unavailable,
 }
 
 /// What hearing from the witness did (a start, a check-in, a raise's
@@ -310,6 +313,7 @@ impl Authority {
             }
             Ok(Decision::Replay(grant)) => Answer::Grant(grant, true),
             Ok(Decision::RaiseFence { at_least }) => Answer::NeedsFence(at_least),
+            Ok(_) => Answer::Unavailable,
             Err(refusal) => Answer::Refused(refusal),
         }
     }

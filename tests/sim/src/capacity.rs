@@ -16,12 +16,13 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use rangeid_core::authority::{decide, Decision, GrantRequest, NamespaceConfig, NamespaceState};
+use rangeid_core::authority::{decide, Decision, NamespaceConfig, NamespaceState};
 use rangeid_core::lease::{Lease, LeaseConfig};
 use rangeid_core::ledger::LedgerView;
-use rangeid_core::reply::Capacity;
-use rangeid_core::wire::HttpAnswer;
-use rangeid_core::{Action, GrantReply, Incarnation, Namespace, Reply, RequestId, Ticket};
+use rangeid_core::protocol::{Capacity, GrantReply, GrantRequest};
+use rangeid_core::time::Instant;
+use rangeid_core::wire::{ErrorReply, HttpAnswer};
+use rangeid_core::{Action, ErrorCode, Incarnation, Namespace, Reply, RequestId, Ticket};
 
 use crate::rng::Rng;
 
@@ -218,7 +219,7 @@ pub fn run(workload: &Workload, policy: Policy) -> Outcome {
     let mut starts = vec![0u64; workload.generators];
     let start_client = |rng: &mut Rng, now: u64| match policy {
         Policy::RangeId => {
-            let lease = Lease::new(LeaseConfig::new(ns), rng.bytes16(), now)
+            let lease = Lease::new(LeaseConfig::new(ns), rng.bytes16(), Instant::from_ms(now))
                 .unwrap_or_else(|e| panic!("default config: {e}"));
             Client::RangeId(Box::new(lease))
         }
@@ -294,6 +295,12 @@ pub fn run(workload: &Workload, policy: Policy) -> Outcome {
                             Ok(Decision::Replay(_) | Decision::RaiseFence { .. }) => {
                                 unreachable!("every request is new; no fence")
                             }
+                            // A decision this model does not know: answered
+                            // as an authority that cannot carry it out.
+                            Ok(_) => HttpAnswer::error(&ErrorReply::new(
+                                ErrorCode::Unavailable,
+                                "the authority cannot carry out this decision",
+                            )),
                         };
                     schedule(
                         &mut queue,
@@ -319,7 +326,7 @@ pub fn run(workload: &Workload, policy: Policy) -> Outcome {
                     match &mut clients[slot] {
                         Client::RangeId(lease) => {
                             let reply = Reply::from_http(answer.status, &answer.body, None);
-                            lease.handle_reply(ticket, &reply, now);
+                            lease.handle_reply(ticket, &reply, Instant::from_ms(now));
                         }
                         Client::Simple(s) => {
                             s.in_flight = false;
@@ -368,7 +375,7 @@ pub fn run(workload: &Workload, policy: Policy) -> Outcome {
             let start = starts[slot];
             match &mut clients[slot] {
                 Client::RangeId(lease) => {
-                    while let Some(action) = lease.poll(now) {
+                    while let Some(action) = lease.poll(Instant::from_ms(now)) {
                         if let Action::Send(o) = action {
                             schedule(
                                 &mut queue,
@@ -392,10 +399,7 @@ pub fn run(workload: &Workload, policy: Policy) -> Outcome {
                             request_id: RequestId::numbered(s.requests),
                             count,
                         };
-                        let ticket = Ticket {
-                            request: s.requests,
-                            attempt: 0,
-                        };
+                        let ticket = Ticket::from_parts(s.requests, 0);
                         schedule(
                             &mut queue,
                             &mut events,

@@ -42,6 +42,14 @@ pub enum Violation {
         /// The incarnation that issued it.
         incarnation: String,
     },
+    /// The engine asked its driver for an action the simulation does not
+    /// know (core's `Action` grew): the run cannot go on faithfully.
+    UnknownAction {
+        /// The generator's slot.
+        slot: usize,
+        /// The action, as `Debug` prints it.
+        action: String,
+    },
     /// A generator was refused for good by something other than the
     /// namespace running out (another caller's request, for example).
     Stopped {
@@ -85,7 +93,7 @@ pub enum Violation {
     },
     /// An incarnation in slow start (younger than the time a rate needs to
     /// be trusted) had more committed to it than its reservation bound:
-    /// `max(2 * min_count, 4 * issued)` plus a batch allowance.
+    /// `max(2 * min_range_size, 4 * issued)` plus a batch allowance.
     OverReserved {
         /// The incarnation.
         incarnation: String,
@@ -130,6 +138,9 @@ impl fmt::Display for Violation {
                     f,
                     "ID {id} is in no range committed to incarnation {incarnation}"
                 )
+            }
+            Violation::UnknownAction { slot, action } => {
+                write!(f, "generator {slot} was asked for an unknown action: {action}")
             }
             Violation::Stopped { slot, code } => {
                 write!(f, "generator {slot} was refused for good: {code}")

@@ -25,15 +25,15 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
-use rangeid_core::authority::{
-    GrantRequest, NamespaceConfig, NamespaceState, NamespaceStatus, Owner, Refusal,
-};
+use rangeid_core::authority::{NamespaceConfig, NamespaceState, NamespaceStatus, Owner, Refusal};
 use rangeid_core::fence::Phase;
 use rangeid_core::lease::{IssueError, Lease, LeaseConfig, TRUST_MS};
 use rangeid_core::ledger::Limits;
-use rangeid_core::reply::{Capacity, ReplyCode};
+use rangeid_core::protocol::{Capacity, GrantReply, GrantRequest};
+use rangeid_core::reply::ReplyCode;
+use rangeid_core::time::Instant;
 use rangeid_core::wire::{ErrorReply, HttpAnswer};
-use rangeid_core::{Action, ErrorCode, Grant, GrantReply, Namespace, Range, Reply, Ticket};
+use rangeid_core::{Action, ErrorCode, Grant, Namespace, Range, Reply, Ticket};
 use rangeid_core::{Incarnation, RequestId};
 
 use crate::authority::{Answer, Authority, Bug, Heard};
@@ -517,8 +517,8 @@ const TIME_LIMIT_MS: u64 = 60_000;
 
 fn lease_config(namespace: Namespace) -> LeaseConfig {
     let mut c = LeaseConfig::new(namespace);
-    c.min_count = 8;
-    c.max_count = 400;
+    c.min_range_size = 8;
+    c.max_range_size = 400;
     c.target_lifetime_ms = 40;
     c.prefetch_lead_ms = 10;
     c.max_outstanding = 2;
@@ -642,8 +642,12 @@ impl World {
     fn spawn(&mut self, reuse: Option<[u8; 16]>) -> Generator {
         self.engines += 1;
         let random = reuse.unwrap_or_else(|| self.rng.bytes16());
-        let lease = Lease::new(lease_config(self.namespace), random, self.now)
-            .unwrap_or_else(|e| panic!("lease config: {e}"));
+        let lease = Lease::new(
+            lease_config(self.namespace),
+            random,
+            Instant::from_ms(self.now),
+        )
+        .unwrap_or_else(|e| panic!("lease config: {e}"));
         self.books.insert(
             *lease.incarnation(),
             Book {
@@ -915,6 +919,13 @@ impl World {
                 }
             }
             Answer::NotStarted => unreachable!("started above"),
+            Answer::Unavailable => {
+                let answer = HttpAnswer::error(&ErrorReply::new(
+                    ErrorCode::Unavailable,
+                    "the authority cannot carry out this decision",
+                ));
+                self.send_reply(slot, engine, ticket, (None, None), answer, 0);
+            }
         }
         Ok(())
     }
@@ -1038,9 +1049,9 @@ impl World {
         if self.now.saturating_sub(book.born) >= TRUST_MS || self.scenario.reuse_incarnation {
             return Ok(());
         }
-        let batches = book.largest_batch.min(config.max_count) * config.max_outstanding as u64
+        let batches = book.largest_batch.min(config.max_range_size) * config.max_outstanding as u64
             + book.largest_exact;
-        let bound = (2 * config.min_count).max(4 * book.issued) + batches;
+        let bound = (2 * config.min_range_size).max(4 * book.issued) + batches;
         let committed: u64 = book.committed.values().sum();
         if committed > bound {
             return Err(Violation::OverReserved {
@@ -1148,7 +1159,7 @@ impl World {
             // dropped with their engine.
             let reply = from_wire(&wire);
             if matches!(reply, Reply::Grant(_)) {
-                g.lease.handle_reply(ticket, &reply, now);
+                g.lease.handle_reply(ticket, &reply, Instant::from_ms(now));
             }
             return Ok(());
         }
@@ -1183,13 +1194,13 @@ impl World {
         }
         let g = &mut self.gens[slot];
         if !matches!(reply, Reply::Grant(_)) {
-            if let Some(latest) = g.latest.get_mut(&ticket.request) {
-                if latest.0 == ticket.attempt {
+            if let Some(latest) = g.latest.get_mut(&ticket.request()) {
+                if latest.0 == ticket.attempt() {
                     latest.2 = true;
                 }
             }
         }
-        let handled = g.lease.handle_reply(ticket, &reply, now);
+        let handled = g.lease.handle_reply(ticket, &reply, Instant::from_ms(now));
         let inc = short(g.lease.incarnation());
         self.note(|| {
             format!(
@@ -1204,28 +1215,28 @@ impl World {
     fn drive(&mut self, slot: usize) -> Result<(), Violation> {
         let now = self.now;
         let timeout = lease_config(self.namespace).request_timeout_ms;
-        while let Some(action) = self.gens[slot].lease.poll(now) {
+        while let Some(action) = self.gens[slot].lease.poll(Instant::from_ms(now)) {
             match action {
                 Action::Cancel(upto) => self.cancel(slot, upto),
                 Action::Send(out) => {
                     let t = out.ticket;
                     let g = &mut self.gens[slot];
-                    if t.attempt > 0 {
+                    if t.attempt() > 0 {
                         let (attempt, sent, failed) =
-                            g.latest.get(&t.request).copied().unwrap_or((0, 0, false));
-                        if attempt + 1 != t.attempt || !(failed || now >= sent + timeout) {
+                            g.latest.get(&t.request()).copied().unwrap_or((0, 0, false));
+                        if attempt + 1 != t.attempt() || !(failed || now >= sent + timeout) {
                             return Err(Violation::PrematureRetry {
-                                request: t.request,
-                                attempt: t.attempt,
+                                request: t.request(),
+                                attempt: t.attempt(),
                                 after_ms: now - sent,
                             });
                         }
                     }
-                    g.latest.insert(t.request, (t.attempt, now, false));
+                    g.latest.insert(t.request(), (t.attempt(), now, false));
                     g.last_sent = Some(out.request);
                     self.report.requests += 1;
-                    self.report.max_attempt = self.report.max_attempt.max(out.ticket.attempt);
-                    if out.ticket.attempt > 0 {
+                    self.report.max_attempt = self.report.max_attempt.max(out.ticket.attempt());
+                    if out.ticket.attempt() > 0 {
                         self.report.retries += 1;
                         self.note(|| format!("generator {slot} retries {:?}", out.ticket));
                     }
@@ -1260,6 +1271,15 @@ impl World {
                         },
                     );
                 }
+                // An action this driver does not know (core's `Action` may
+                // grow): the run stops with a typed violation rather than
+                // go on without doing what the engine asked.
+                other => {
+                    return Err(Violation::UnknownAction {
+                        slot,
+                        action: format!("{other:?}"),
+                    })
+                }
             }
         }
         Ok(())
@@ -1273,7 +1293,7 @@ impl World {
         let gone: Vec<Ticket> = g
             .live
             .iter()
-            .filter(|t| t.request == upto.request && t.attempt <= upto.attempt)
+            .filter(|t| t.request() == upto.request() && t.attempt() <= upto.attempt())
             .copied()
             .collect();
         let engine = g.engine;
@@ -1451,7 +1471,10 @@ impl World {
                 }
             }
         }
-        let due = g.lease.next_deadline().is_some_and(|d| d <= now);
+        let due = g
+            .lease
+            .next_deadline()
+            .is_some_and(|d| d <= Instant::from_ms(now));
         if g.lease.should_poll() || due || g.waiting > 0 {
             self.drive(slot)?;
         }
@@ -1535,7 +1558,10 @@ impl World {
                 self.report.throttled += 1;
                 false
             }
-            Answer::Refused(_) | Answer::NeedsFence(_) | Answer::NotStarted => false,
+            Answer::Refused(_)
+            | Answer::NeedsFence(_)
+            | Answer::NotStarted
+            | Answer::Unavailable => false,
         }
     }
 
