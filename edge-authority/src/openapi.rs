@@ -425,9 +425,10 @@ pub fn document() -> Value {
                 with(with(vec![ok("200", "summary after", "Summary")], &AUTH),
                     &[E::InvalidRequest, E::NamespaceNotFound, E::PayloadTooLarge, E::NamespaceExported]))},
             "/v1/namespaces/{ns}/export": {"post": operation(
-                "Export to move it to another authority: reads the witness, freezes the namespace (audited), retires it here (its witness raised past max, so no copy of this storage can grant again) and answers its document; it stays frozen",
+                "Export to move it to another authority: reads the witness, freezes the namespace (audited), retires it here (its witness raised past max, so no copy of this storage can grant again) and answers its document; it stays frozen, and a second export is refused (namespace_exported)",
                 Some("admin"), Some("Reason"), json!([ns_param()]),
-                with(with(vec![ok("200", "the document for POST .../import on the destination", "ExportDocument")], &AUTH), &admin_ns))},
+                with(with(vec![ok("200", "the document for POST .../import on the destination", "ExportDocument")], &AUTH),
+                    &[E::InvalidRequest, E::NamespaceNotFound, E::PayloadTooLarge, E::NamespaceExported]))},
             "/v1/namespaces/{ns}/import": {"post": operation(
                 "Create the namespace from an export document, with next at its start (audited; never over an existing namespace)",
                 Some("admin"), Some("ExportDocument"), json!([ns_param()]),
