@@ -78,10 +78,10 @@ function isAbortSignal(s) {
 function signalOf(options) {
   if (options === undefined) return undefined;
   if (options === null || typeof options !== "object") {
-    throw new RangeIdError("invalid_request", "options must be an object");
+    throw new RangeIdError("invalid_request", "options must be an object", { final: false });
   }
   if (options.signal !== undefined && !isAbortSignal(options.signal)) {
-    throw new RangeIdError("invalid_request", "signal must be an AbortSignal");
+    throw new RangeIdError("invalid_request", "signal must be an AbortSignal", { final: false });
   }
   return options.signal;
 }
@@ -238,7 +238,7 @@ export class Generator {
     let got;
     try {
       if (!Number.isSafeInteger(n) || n < 1 || n > 2 ** 32 - 1) {
-        throw new RangeIdError("invalid_request", "n must be a whole number from 1 to 2^32 - 1");
+        throw new RangeIdError("invalid_request", "n must be a whole number from 1 to 2^32 - 1", { final: false });
       }
       signal = signalOf(options);
       if (signal?.aborted) throw aborted(signal);

@@ -36,7 +36,12 @@ test("a batch is exactly n IDs, across ranges when it must", async () => {
   assert.deepEqual(rest.slice(0, 6), ["5", "6", "7", "8", "9", "10"], "the range's rest first");
   a.check([...first, ...rest], ids.incarnation);
   assert.ok(a.state.ledger.length >= 3, "from three ranges at least");
-  await assert.rejects(ids.nextIds(0), (e) => e instanceof RangeIdError && e.code === "invalid_request");
+  // A caller's mistake: refused, and the generator goes on (final: false).
+  for (const bad of [0, 1.5, "3", 2 ** 32]) {
+    await assert.rejects(ids.nextIds(bad), (e) => e instanceof RangeIdError && e.code === "invalid_request" && e.final === false, String(bad));
+  }
+  await assert.rejects(ids.nextId("soon"), (e) => e.code === "invalid_request" && e.final === false);
+  assert.equal(typeof (await ids.nextId()), "string", "still issuing");
   ids.close();
 });
 
