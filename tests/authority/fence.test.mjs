@@ -6,10 +6,9 @@
 // boundary never end above the witness's stored mark.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { Authority, assertDisjoint, uniqueNs } from './harness.mjs';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Authority, assertDisjoint, takeGrants, uniqueNs } from './harness.mjs';
 
 const started = [];
 
@@ -19,27 +18,7 @@ after(async () => {
     a.cleanup();
   }
 });
-
-/** The mark the witness (Fence object) stored, read from its SQLite file
- * while the authority is stopped. */
-function witnessMark(a) {
-  const [file] = a.objectFiles('Fence').filter((f) => f.endsWith('.sqlite'));
-  assert.ok(file, 'the witness has storage');
-  const out = execFileSync('python3', ['-c',
-    'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT mark FROM fence").fetchone()[0])', file]);
-  return BigInt(out.toString().trim());
-}
-
 /** Takes `n` grants of `count` as incarnation `inc`; returns them. */
-async function takeGrants(a, gen, ns, inc, n, count) {
-  const got = [];
-  for (let i = 0; i < n; i++) {
-    const r = await a.req('POST', '/v1/ranges', { token: gen, body: { namespace: ns, incarnation: inc, requestId: `r${i}`, count } });
-    assert.equal(r.status, 200, r.text);
-    got.push({ start: BigInt(r.body.start), end: BigInt(r.body.end) });
-  }
-  return got;
-}
 
 async function freshAuthority(opts = {}) {
   const a = new Authority({ runtime: 'workerd', ...opts });
@@ -60,19 +39,14 @@ test('a namespace object restored to an older copy never grants an acknowledged 
   const before = await takeGrants(a, gen, ns, 'one', 20, 1000);
 
   await a.stop();
-  const backup = join(a.workDir, 'backup');
-  mkdirSync(backup);
-  const files = a.objectFiles('Namespace');
-  assert.ok(files.some((f) => f.endsWith('.sqlite')), 'the namespace object has one SQLite file');
-  for (const f of files) copyFileSync(f, join(backup, basename(f)));
+  const copy = a.copyObjects('Namespace', join(a.workDir, 'backup'));
 
   await a.start();
   const afterCopy = await takeGrants(a, gen, ns, 'two', 20, 1000);
   await a.stop();
 
   // The restore: the namespace object's files as they were at the copy.
-  for (const f of a.objectFiles('Namespace')) rmSync(f);
-  for (const f of files) copyFileSync(join(backup, basename(f)), f);
+  a.putBackObjects(copy);
   await a.start();
   const restored = await a.req('GET', `/v1/namespaces/${ns}`, { token: admin });
   assert.equal(restored.status, 200, restored.text);
@@ -95,8 +69,7 @@ test('a namespace object restored to an older copy never grants an acknowledged 
   // A witness that is down is a test switch: the test build, on the same
   // state, this once.
   await a.stop();
-  for (const f of a.objectFiles('Namespace')) rmSync(f);
-  for (const f of files) copyFileSync(join(backup, basename(f)), f);
+  a.putBackObjects(copy);
   a.testBuild = true;
   a.witnessDown = true;
   await a.start();
@@ -144,7 +117,7 @@ test('32 concurrent grants straddling the mark while the witness goes down: none
   const summary = await a.req('GET', `/v1/namespaces/${ns}`, { token: admin });
   const recorded = BigInt(summary.body.fence.mark);
   await a.stop();
-  const mark = witnessMark(a);
+  const mark = a.witnessMark();
   const highest = acked.reduce((m, x) => (x.end > m ? x.end : m), 0n);
   assert.ok(highest <= mark, `a grant ends at ${highest}, above the witness's mark ${mark}`);
   assert.ok(highest <= recorded, `a grant ends at ${highest}, above the object's recorded mark ${recorded}`);
@@ -156,8 +129,6 @@ test('restores to before the namespace existed, or before a floor, never go back
   const admin = a.token('admin', ['*']);
   const ns = uniqueNs('reborn');
   const gen = a.token('generator', [ns]);
-  const backup = join(a.workDir, 'empty');
-  mkdirSync(backup);
   // Storage as it was before the namespace existed: no namespace object.
   assert.equal((await a.req('POST', '/v1/namespaces', { token: admin, body: { namespace: ns, max: '1000000' } })).status, 201);
   const before = await takeGrants(a, gen, ns, 'one', 10, 1000);
@@ -176,15 +147,13 @@ test('restores to before the namespace existed, or before a floor, never go back
   // A floor with no grant after it, then this object alone restored to
   // before the floor: grants still start at or above the floor.
   await a.stop();
-  const files = a.objectFiles('Namespace');
-  for (const f of files) copyFileSync(f, join(backup, basename(f)));
+  const copy = a.copyObjects('Namespace', join(a.workDir, 'before-floor'));
   await a.start();
   const floor = 700000n;
   const raised = await a.req('POST', `/v1/namespaces/${ns}/floor`, { token: admin, body: { floor: String(floor) } });
   assert.equal(raised.status, 200, raised.text);
   await a.stop();
-  for (const f of a.objectFiles('Namespace')) rmSync(f);
-  for (const f of files) copyFileSync(join(backup, basename(f)), f);
+  a.putBackObjects(copy);
   await a.start();
   const past = await takeGrants(a, gen, ns, 'three', 3, 1000);
   for (const g of past) assert.ok(g.start >= floor, `a grant at ${g.start} went below the floor ${floor}`);

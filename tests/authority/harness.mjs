@@ -7,12 +7,12 @@
 // test build, edge-authority/build-test/ (scripts/build.sh
 // --test-switches), the one that reads the test-only switches
 // (RANGEID_TEST_ONLY_*), which no other Authority may be given.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -247,6 +247,32 @@ export class Authority {
     return readdirSync(dir).filter((f) => !f.startsWith('metadata.')).map((f) => join(dir, f));
   }
 
+  /** Copies the files of every object of `className` into `dir` (a
+   * backup, taken while stopped); returns the copy for `putBackObjects`. */
+  copyObjects(className, dir) {
+    mkdirSync(dir, { recursive: true });
+    const files = this.objectFiles(className);
+    assert.ok(files.some((f) => f.endsWith('.sqlite')), `${className} has a SQLite file`);
+    for (const f of files) copyFileSync(f, join(dir, basename(f)));
+    return { className, dir, files };
+  }
+
+  /** Puts a copy from `copyObjects` back, as a point-in-time restore of
+   * that class's objects alone would (while stopped). */
+  putBackObjects({ className, dir, files }) {
+    for (const f of this.objectFiles(className)) rmSync(f);
+    for (const f of files) copyFileSync(join(dir, basename(f)), f);
+  }
+
+  /** The highest mark any witness (Fence object) stored, read from its
+   * SQLite file. */
+  witnessMark() {
+    const marks = this.objectFiles('Fence').filter((f) => f.endsWith('.sqlite')).map((file) => BigInt(execFileSync('python3', ['-c',
+      'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT mark FROM fence").fetchone()[0])', file]).toString().trim()));
+    assert.ok(marks.length > 0, 'the witness has storage');
+    return marks.reduce((x, y) => (x > y ? x : y));
+  }
+
   /** The workerd processes this instance started. */
   workerdPids() {
     if (!this.proc) return [];
@@ -369,4 +395,16 @@ let counter = 0;
 export function uniqueNs(prefix) {
   counter += 1;
   return `${prefix}-${process.pid}-${counter}`;
+}
+
+/** Takes `n` grants of `count` from `a` as incarnation `inc` (request ids
+ * r0, r1, ...), each answered 200; returns them as {start, end} BigInts. */
+export async function takeGrants(a, gen, ns, inc, n, count) {
+  const got = [];
+  for (let i = 0; i < n; i++) {
+    const r = await a.req('POST', '/v1/ranges', { token: gen, body: { namespace: ns, incarnation: inc, requestId: `r${i}`, count } });
+    assert.equal(r.status, 200, r.text);
+    got.push({ start: BigInt(r.body.start), end: BigInt(r.body.end) });
+  }
+  return got;
 }

@@ -11,10 +11,10 @@
 // that exists and has grants.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { Authority, assertDisjoint, authorityDir, uniqueNs } from './harness.mjs';
 
 const cli = join(authorityDir, '..', 'npm', 'bin', 'rangeid.mjs');
@@ -47,14 +47,6 @@ function rangeid(a, args) {
   });
 }
 
-/** The witness's stored mark for the namespace, from its SQLite file. */
-function witnessMark(a) {
-  const marks = a.objectFiles('Fence').filter((f) => f.endsWith('.sqlite')).map((file) => BigInt(execFileSync('python3', ['-c',
-    'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT mark FROM fence").fetchone()[0])', file]).toString().trim()));
-  assert.ok(marks.length > 0, 'the witness has storage');
-  return marks.reduce((x, y) => (x > y ? x : y));
-}
-
 let seq = 0;
 async function grant(a, ns, count = 1000) {
   seq += 1;
@@ -82,7 +74,7 @@ test('a namespace moves from A to B: B never grants below A\'s highest end nor A
   const file = join(dir, `${ns}.json`);
   r = await rangeid(A, ['namespace', 'export', ns, '--reason', 'move to B', '--out', file]);
   assert.equal(r.code, 0, r.stderr);
-  const retired = witnessMark(A);
+  const retired = A.witnessMark();
   const doc = JSON.parse(readFileSync(file, 'utf8'));
   const mark = BigInt(doc.witness);
   console.log(`A: highest end ${highestEnd}, witness retired to ${retired} (file); document next ${doc.next}, fence ${doc.fence}, witness ${doc.witness}, start ${doc.start}`);
@@ -98,7 +90,7 @@ test('a namespace moves from A to B: B never grants below A\'s highest end nor A
   assert.match(r.stderr, /namespace_exported: .*retired here/);
   assert.equal((await summary(A, ns)).body.state, 'frozen');
   assert.equal((await grant(A, ns)).status, 423);
-  assert.equal(witnessMark(A), retired, 'nothing moved A\'s witness after the export');
+  assert.equal(A.witnessMark(), retired, 'nothing moved A\'s witness after the export');
 
   // Bad documents into B: each refused with its own code, nothing created.
   const text = readFileSync(file, 'utf8');
@@ -188,10 +180,7 @@ test('a copy of the source from before the export, put back alone, grants nothin
   for (let i = 0; i < 5; i++) assert.equal((await grant(C, ns)).status, 200);
   // The namespace object's files as a backup before the export holds them.
   await C.stop();
-  const copy = join(dir, 'before-export');
-  mkdirSync(copy, { recursive: true });
-  const files = C.objectFiles('Namespace');
-  for (const f of files) copyFileSync(f, join(copy, basename(f)));
+  const copy = C.copyObjects('Namespace', join(dir, 'before-export'));
   await C.start();
   const file = join(dir, `${ns}-retire.json`);
   r = await rangeid(C, ['ns', 'export', ns, '--reason', 'move', '--out', file]);
@@ -200,8 +189,7 @@ test('a copy of the source from before the export, put back alone, grants nothin
   // Put the namespace object's files back alone (the witness keeps its
   // mark), as a point-in-time restore of that object would.
   await C.stop();
-  for (const f of C.objectFiles('Namespace')) rmSync(f);
-  for (const f of files) copyFileSync(join(copy, basename(f)), f);
+  C.putBackObjects(copy);
   await C.start();
   assert.equal((await summary(C, ns)).body.state, 'active', 'the copy is from before the freeze');
   const g = await grant(C, ns);

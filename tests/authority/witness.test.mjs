@@ -8,10 +8,8 @@
 // re-registers on its check-in and is listed again.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { Authority, assertDisjoint, uniqueNs } from './harness.mjs';
+import { join } from 'node:path';
+import { Authority, assertDisjoint, takeGrants, uniqueNs } from './harness.mjs';
 
 const CHECK_SECONDS = 5;
 const started = [];
@@ -24,41 +22,6 @@ after(async () => {
 });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** The witness's stored mark, read from its SQLite file. */
-function witnessMark(a) {
-  const [file] = a.objectFiles('Fence').filter((f) => f.endsWith('.sqlite'));
-  assert.ok(file, 'the witness has storage');
-  const out = execFileSync('python3', ['-c',
-    'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT mark FROM fence").fetchone()[0])', file]);
-  return BigInt(out.toString().trim());
-}
-
-/** Copies the files of every object of `className` into `dir`. */
-function copyFiles(a, className, dir) {
-  mkdirSync(dir, { recursive: true });
-  const files = a.objectFiles(className);
-  assert.ok(files.some((f) => f.endsWith('.sqlite')), `${className} has a SQLite file`);
-  for (const f of files) copyFileSync(f, join(dir, basename(f)));
-  return files;
-}
-
-/** Puts the files copied by `copyFiles` back, as a point-in-time restore of
- * that class's objects alone would. */
-function putBack(a, className, dir, files) {
-  for (const f of a.objectFiles(className)) rmSync(f);
-  for (const f of files) copyFileSync(join(dir, basename(f)), f);
-}
-
-async function takeGrants(a, gen, ns, inc, n, count) {
-  const got = [];
-  for (let i = 0; i < n; i++) {
-    const r = await a.req('POST', '/v1/ranges', { token: gen, body: { namespace: ns, incarnation: inc, requestId: `r${i}`, count } });
-    assert.equal(r.status, 200, r.text);
-    got.push({ start: BigInt(r.body.start), end: BigInt(r.body.end) });
-  }
-  return got;
-}
 
 /** Polls the listing (served from the registry: it never wakes a namespace
  * object) until `check` holds for `ns`'s summary, or fails after `ms`. */
@@ -95,9 +58,9 @@ test('the witness restored alone, then the namespace object restored alone: noth
   await a.stop();
   const nsCopy = join(a.workDir, 'ns-copy');
   const witnessCopy = join(a.workDir, 'witness-copy');
-  const nsFiles = copyFiles(a, 'Namespace', nsCopy);
-  const witnessFiles = copyFiles(a, 'Fence', witnessCopy);
-  const copiedMark = witnessMark(a);
+  const nsFiles = a.copyObjects('Namespace', nsCopy);
+  const witnessFiles = a.copyObjects('Fence', witnessCopy);
+  const copiedMark = a.witnessMark();
 
   // 2. Grants go on past the copy until the witness's mark moves.
   await a.start();
@@ -105,22 +68,22 @@ test('the witness restored alone, then the namespace object restored alone: noth
   await a.stop();
   const acked = [...before, ...afterCopy];
   const highest = acked.reduce((m, x) => (x.end > m ? x.end : m), 0n);
-  assert.ok(witnessMark(a) > copiedMark, 'the witness moved past the copy');
+  assert.ok(a.witnessMark() > copiedMark, 'the witness moved past the copy');
   assert.ok(highest > copiedMark, 'grants ended above the copied mark');
 
   // 3. The witness's files alone go back; the idle namespace object checks
   // in on its alarm, finds the witness below its fence and raises it back.
-  putBack(a, 'Fence', witnessCopy, witnessFiles);
-  assert.equal(witnessMark(a), copiedMark);
+  a.putBackObjects(witnessFiles);
+  assert.equal(a.witnessMark(), copiedMark);
   await a.start();
   // Waits for the check-in without waking the object (the listing is the
   // registry's); asserted below, after the property that matters.
   const seen = await untilListed(a, admin, ns, (s) => s.fence.witnessBehind === 1).catch((e) => e);
   await a.stop();
-  const mended = witnessMark(a);
+  const mended = a.witnessMark();
 
   // 4. The namespace object's files alone go back to the copy.
-  putBack(a, 'Namespace', nsCopy, nsFiles);
+  a.putBackObjects(nsFiles);
   await a.start();
   const later = await takeGrants(a, gen, ns, 'three', 20, 1000);
   // 5. Every new start is at or above the highest earlier end.
@@ -152,14 +115,14 @@ test('the registry restored to before the namespaces existed lists every idle on
   await a.start();
   assert.equal((await a.req('GET', '/v1/namespaces', { token: admin })).status, 200);
   await a.stop();
-  const registryFiles = copyFiles(a, 'Registry', registryCopy);
+  const registryFiles = a.copyObjects('Registry', registryCopy);
   await a.start();
   const names = [uniqueNs('idle-a'), uniqueNs('idle-b'), uniqueNs('idle-c')];
   for (const ns of names) {
     assert.equal((await a.req('POST', '/v1/namespaces', { token: admin, body: { namespace: ns } })).status, 201);
   }
   await a.stop();
-  putBack(a, 'Registry', registryCopy, registryFiles);
+  a.putBackObjects(registryFiles);
   await a.start();
   const gone = await a.req('GET', '/v1/namespaces?limit=1000', { token: admin });
   const listed = new Set(gone.body.namespaces.map((s) => s.namespace));
