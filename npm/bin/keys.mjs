@@ -266,7 +266,7 @@ export function mintToken({ role, ns, ttl = "30d", sub, aud, kid, keysText }, no
   const key = signingKey(parseKeyMap(keysText), kid);
   const b64 = (s) => Buffer.from(s, "utf8").toString("base64url");
   const header = b64(JSON.stringify({ alg: key.alg, kid: key.kid, typ: "JWT" }));
-  const claims = b64(JSON.stringify({ sub, role, ns: scope, exp: now + seconds, ...(aud === undefined ? {} : { aud }) }));
+  const claims = b64(JSON.stringify({ sub, role, ns: scope, iat: now, exp: now + seconds, ...(aud === undefined ? {} : { aud }) }));
   const input = `${header}.${claims}`;
   const signature = key.alg === "HS256"
     ? createHmac("sha256", key.secret).update(input).digest("base64url")

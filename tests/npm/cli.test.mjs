@@ -181,6 +181,7 @@ describe("keygen and token", () => {
     assert.deepEqual(claims.ns, ["orders", "users"]);
     assert.equal(claims.aud, "ids.example");
     assert.ok(Math.abs(claims.exp - (now() + 7200)) <= 5, `exp ${claims.exp}`);
+    assert.equal(claims.exp - claims.iat, 7200, "iat says when it was minted, so the authority caps the whole life");
     assert.equal(await verifiesWithEd(t, map["2026-06"].x), true, "Ed25519 over header.claims");
     assert.doesNotMatch(authorityKeys, new RegExp(map["2026-06"].d), "the authority never saw the private key");
     const s = await session(t);
