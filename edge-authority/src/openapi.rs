@@ -8,7 +8,7 @@
 
 use rangeid_core::authority::NamespaceConfig;
 use rangeid_core::ledger::Limits;
-use rangeid_core::ErrorCode;
+use rangeid_core::{ErrorCode, Namespace, RequestId};
 use serde_json::{json, Value};
 
 use crate::api::{DEFAULT_LIMIT, MAX_LIMIT, MAX_REASON};
@@ -128,7 +128,8 @@ fn operation(
     op
 }
 
-const NAME: &str = "^[a-z0-9][a-z0-9._-]{0,62}$";
+/// A namespace name: core's rule, the one source of it.
+const NAME: &str = Namespace::PATTERN;
 
 fn ns_param() -> Value {
     json!({"name": "ns", "in": "path", "required": true,
@@ -176,7 +177,7 @@ fn count0() -> Value {
 
 fn schemas() -> Value {
     let name = json!({"type": "string", "pattern": NAME});
-    let token = json!({"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,64}$"});
+    let token = json!({"type": "string", "pattern": RequestId::PATTERN});
     let time = json!({"type": "string", "format": "date-time", "description": "RFC 3339 UTC"});
     let reason = json!({"type": "string", "minLength": 1, "maxLength": MAX_REASON,
         "pattern": REASON, "description": "printable text, not only spaces"});

@@ -12,6 +12,7 @@
 //                                                       an Ed25519 key pair; without "d", its public
 //                                                       half, all the authority may hold
 import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign } from "node:crypto";
+import { NAMESPACE_RE, NAMESPACE_RULE } from "./names.mjs";
 
 /** A refusal of bad input (a flag, a key map); the command exits 2. */
 export class KeysError extends Error {}
@@ -20,7 +21,6 @@ const fail = (message) => {
 };
 
 export const KID_RE = /^[A-Za-z0-9._-]{1,64}$/;
-const NAMESPACE_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 const DIGITS_RE = /^[0-9]+$/;
 const B64URL_RE = /^[A-Za-z0-9_-]*$/;
 // The authority's limits (edge-authority/src/token.rs).
@@ -246,7 +246,7 @@ export function mintToken({ role, ns, ttl = "30d", sub, aud, kid, keysText }, no
   else {
     scope = ns.split(",").map((n) => n.trim());
     for (const n of scope) {
-      if (!NAMESPACE_RE.test(n)) fail(`--ns ${JSON.stringify(n)}: a namespace name is 1 to 63 of a-z 0-9 . _ -, starting with a letter or digit`);
+      if (!NAMESPACE_RE.test(n)) fail(`--ns ${JSON.stringify(n)}: a namespace name is ${NAMESPACE_RULE}`);
     }
     if (scope.length > MAX_NAMESPACES) fail(`--ns lists ${scope.length} namespaces; a token holds at most ${MAX_NAMESPACES} (or '*')`);
   }

@@ -17,11 +17,11 @@ import { closeSync, existsSync, fchmodSync, openSync, readFileSync, renameSync, 
 import { parseArgs } from "node:util";
 import { deployCommand } from "./commands/deploy.mjs";
 import { devCommand } from "./commands/dev.mjs";
+import { NAMESPACE_RE, NAMESPACE_RULE } from "./names.mjs";
 import { authorityMap, datedKid, KEY_ALGS, KeysError, KID_RE, MAX_TTL_SECONDS, keyMapText, mintToken, newKey, parseKeyMap } from "./keys.mjs";
 
 const VERSION = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
 const TIMEOUT_MS = 30_000;
-const NAMESPACE_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 const DECIMAL_RE = /^[1-9][0-9]*$/;
 const DIGITS_RE = /^[0-9]+$/;
 const U64_MAX = (1n << 64n) - 1n;
@@ -173,7 +173,7 @@ async function pagedList({ values, args, conn }, { command, empty, header, row }
 
 function needNamespace(name) {
   if (name === undefined) throw usage("a namespace NAME is required");
-  if (!NAMESPACE_RE.test(name)) throw usage(`${JSON.stringify(name)} is not a namespace name (1 to 63 of a-z 0-9 . _ -, starting with a letter or digit)`);
+  if (!NAMESPACE_RE.test(name)) throw usage(`${JSON.stringify(name)} is not a namespace name (${NAMESPACE_RULE})`);
   return name;
 }
 

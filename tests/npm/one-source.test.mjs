@@ -1,0 +1,62 @@
+// One source for each rule: the copies that the CLI (npm/bin) and the admin
+// page (www/src) keep of a rule whose source is elsewhere are checked here
+// against that source, so that a copy that drifts fails a test. (The OpenAPI
+// document takes core's patterns directly, edge-authority/src/openapi.rs.)
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const www = join(repo, "www");
+const { build } = await import(join(www, "node_modules", "esbuild", "lib", "main.js"));
+
+/** A module of the admin page, compiled from www/src with esbuild. */
+async function wwwModule(path) {
+  const out = await build({ entryPoints: [join(www, "src", path)], bundle: true, write: false, format: "esm", logLevel: "silent" });
+  return import(`data:text/javascript,${encodeURIComponent(out.outputFiles[0].text)}`);
+}
+
+/** `Namespace::PATTERN` as core/src/names.rs declares it (core is the source). */
+function corePattern(type) {
+  const text = readFileSync(join(repo, "core", "src", "names.rs"), "utf8");
+  const found = [...text.matchAll(new RegExp(`^\\s*${type},\\s*\\d+,\\s*\\w+,\\s*\\w+,\\s*"([^"]+)"`, "gm"))];
+  assert.equal(found.length, 1, `core/src/names.rs declares ${type} once, with its pattern`);
+  return found[0][1];
+}
+
+/** Strings around the rule's edges: every one- and two-character string over
+ * ASCII and some non-ASCII, the lengths around the limit, trailing newlines. */
+function corpus() {
+  const alphabet = [...Array.from({ length: 128 }, (_, i) => String.fromCharCode(i)), "é", "ß", "Σ", "😀", "\u212A", "\uFEFF"];
+  const out = [""];
+  for (const a of alphabet) {
+    out.push(a);
+    for (const b of alphabet) out.push(a + b);
+  }
+  for (const len of [62, 63, 64, 65]) {
+    for (const c of ["a", "0", "-", ".", "_", "A", ":"]) out.push(c.repeat(len), "a" + c.repeat(len - 1), "a".repeat(len - 1) + "\n");
+  }
+  return out;
+}
+
+test("the namespace-name rule: the CLI and the admin page check exactly core's Namespace::PATTERN", async () => {
+  const source = corePattern("Namespace");
+  const core = new RegExp(source);
+  const copies = {
+    "npm/bin/names.mjs": (await import(join(repo, "npm", "bin", "names.mjs"))).NAMESPACE_RE,
+    "www/src/admin/validate.ts": (await wwwModule("admin/validate.ts")).NAMESPACE_RE,
+  };
+  for (const [where, re] of Object.entries(copies)) {
+    assert.ok(re instanceof RegExp, `${where} exports its NAMESPACE_RE`);
+    assert.equal(re.source, core.source, `${where} has drifted from core's Namespace::PATTERN`);
+    assert.equal(re.flags, "", `${where}: no flags (core's rule is case-sensitive, whole-string)`);
+    for (const s of corpus()) assert.equal(re.test(s), core.test(s), `${where} and core disagree on ${JSON.stringify(s)}`);
+  }
+  // The CLI and the page use their copy: a name core refuses is refused.
+  const { checkCreate } = await wwwModule("admin/validate.ts");
+  for (const bad of ["Orders", "-a", "a".repeat(64), "a/b"]) {
+    assert.ok(checkCreate({ namespace: bad, first: "1", max: "10", maxCount: "5" }).problems?.namespace, `the page refuses ${bad}`);
+  }
+});
