@@ -17,6 +17,7 @@ import { closeSync, existsSync, fchmodSync, openSync, readFileSync, renameSync, 
 import { parseArgs } from "node:util";
 import { deployCommand } from "./commands/deploy.mjs";
 import { devCommand } from "./commands/dev.mjs";
+import { duration, percent } from "./format.mjs";
 import { NAMESPACE_RE, NAMESPACE_RULE } from "./names.mjs";
 import { authorityMap, datedKid, KEY_ALGS, KeysError, KID_RE, MAX_TTL_SECONDS, keyMapText, mintToken, newKey, parseKeyMap } from "./keys.mjs";
 
@@ -224,39 +225,25 @@ function pairs(list) {
   return list.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n");
 }
 
-/** A duration in words, from seconds (a JS number: an estimate, not an ID). */
-function humanSeconds(s) {
-  if (!Number.isFinite(s)) return "never";
-  if (s < 1) return "under a second";
-  if (s < 120) return `${Math.round(s)} s`;
-  if (s < 7200) return `${Math.round(s / 60)} min`;
-  if (s < 172_800) return `${(s / 3600).toFixed(1)} h`;
-  if (s < 730 * 86_400) return `${Math.round(s / 86_400)} days`;
-  const years = s / (365.25 * 86_400);
-  return years < 1e6 ? `${Math.round(years).toLocaleString("en")} years` : "over a million years";
-}
-
 /** A rate for reading (3 significant digits). */
 function rate(n) {
   if (typeof n !== "number") return String(n);
   return n >= 100 || Number.isInteger(n) ? String(Math.round(n)) : String(Number(n.toPrecision(3)));
 }
 
-/** remaining / (max - first + 1) as a percentage, exact to 0.01 % (BigInt). */
+/** remaining / (max - first + 1) as the admin page shows shares (BigInt). */
 function percentLeft(summary) {
   const size = BigInt(summary.max) - BigInt(summary.first) + 1n;
-  const left = BigInt(summary.remaining);
   if (size <= 0n) return "-";
-  const bp = (left * 10_000n) / size; // basis points, rounded down
-  return `${bp / 100n}.${String(bp % 100n).padStart(2, "0")}%`;
+  return percent(BigInt(summary.remaining), size);
 }
 
 function exhaustionText(summary) {
   const e = summary.exhaustion;
   if (summary.remaining === "0") return "exhausted";
   if (!e) return "no grants lately";
-  const d = humanSeconds(e.seconds);
-  return `${d.startsWith("over") ? d : `in ${d}`}${e.at ? ` (${e.at})` : ""}`;
+  const d = duration(e.seconds);
+  return `${d === "never" || d.startsWith(">") ? d : `in ${d}`}${e.at ? ` (${e.at})` : ""}`;
 }
 
 const SUMMARY_FIELDS = new Set(["namespace", "state", "first", "next", "max", "remaining", "maxCount", "rangesGranted", "idsGranted", "createdAt", "lastGrantAt", "grantRate", "exhaustion", "fence", "limits", "ledger"]);
@@ -333,6 +320,24 @@ function namespacesTable(list) {
     ["NAMESPACE", "STATE", "NEXT", "REMAINING", "LEFT", "IDS/S (1H)", "EXHAUSTION"],
     list.map((s) => [s.namespace, s.state, s.next, s.remaining, percentLeft(s), rate(s.grantRate.lastHour.idsPerSecond), exhaustionText(s)]),
   );
+}
+
+/** `ns freeze` and `ns unfreeze`: one entry, the action its only difference. */
+function stateCommand(action, about) {
+  return {
+    usage: `rangeid ns ${action} NAME --reason TEXT`,
+    about,
+    args: ["NAME"],
+    options: { reason: { type: "string" } },
+    optionsHelp: "  --reason TEXT  why (1 to 256 printable characters); kept in the audit log",
+    async run({ values, args, conn }) {
+      const name = needNamespace(args[0]);
+      const body = JSON.stringify({ reason: needReason(values.reason) });
+      const res = await call(conn, "POST", `${nsPath(name)}/${action}`, { body });
+      const state = ok(res).state;
+      out(values.json ? res.text : `${name}: ${state}`);
+    },
+  };
 }
 
 const COMMANDS = {
@@ -519,29 +524,11 @@ succeeds and changes nothing; another configuration is refused
     },
   },
 
-  "ns freeze": {
-    usage: "rangeid ns freeze NAME --reason TEXT",
-    about: "Freezes a namespace (admin): it refuses new grants (423) but still answers replays. Audited with the reason.",
-    args: ["NAME"],
-    options: { reason: { type: "string" } },
-    optionsHelp: "  --reason TEXT  why (1 to 256 printable characters); kept in the audit log",
-    async run(ctx) {
-      await stateChange(ctx, "freeze");
-    },
-  },
+  "ns freeze": stateCommand("freeze", "Freezes a namespace (admin): it refuses new grants (423) but still answers replays. Audited with the reason."),
 
-  "ns unfreeze": {
-    usage: "rangeid ns unfreeze NAME --reason TEXT",
-    about: `Unfreezes a namespace (admin): grants resume. Audited with the reason.
+  "ns unfreeze": stateCommand("unfreeze", `Unfreezes a namespace (admin): grants resume. Audited with the reason.
 A namespace exported from here (ns export) is retired here and stays frozen
-(namespace_exported): import its document on the destination to use it.`,
-    args: ["NAME"],
-    options: { reason: { type: "string" } },
-    optionsHelp: `  --reason TEXT     why (1 to 256 printable characters); kept in the audit log`,
-    async run(ctx) {
-      await stateChange(ctx, "unfreeze");
-    },
-  },
+(namespace_exported): import its document on the destination to use it.`),
 
   "ns export": {
     usage: "rangeid ns export NAME --reason TEXT [--out FILE]",
@@ -753,7 +740,7 @@ last hour's rate. Needs a reader or admin token for the namespaces.`,
       const inactive = namespaces?.filter((s) => s.state !== "active").length;
       out(pairs([
         ["authority", `${conn.base.href} healthy (${ms} ms)`],
-        ["token", `sub ${session.sub}, role ${session.role}, ns ${session.ns.join(",")}, expires ${exp} (in ${humanSeconds(session.exp - Date.now() / 1000)})`],
+        ["token", `sub ${session.sub}, role ${session.role}, ns ${session.ns.join(",")}, expires ${exp} (in ${duration(session.exp - Date.now() / 1000)})`],
         ["namespaces", namespaces ? `${namespaces.length}${inactive ? ` (${inactive} not active)` : ""}` : "(not readable with this token)"],
       ]));
       if (refusal) throw refusal;
@@ -761,15 +748,6 @@ last hour's rate. Needs a reader or admin token for the namespaces.`,
     },
   },
 };
-
-async function stateChange({ values, args, conn }, action) {
-  const name = needNamespace(args[0]);
-  const reason = needReason(values.reason);
-  const fields = { reason };
-  const res = await call(conn, "POST", `${nsPath(name)}/${action}`, { body: JSON.stringify(fields) });
-  const body = ok(res);
-  out(values.json ? res.text : `${name}: ${body.state}`);
-}
 
 // ---------------------------------------------------------------- dispatch
 

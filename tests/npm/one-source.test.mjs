@@ -60,3 +60,18 @@ test("the namespace-name rule: the CLI and the admin page check exactly core's N
     assert.ok(checkCreate({ namespace: bad, first: "1", max: "10", maxCount: "5" }).problems?.namespace, `the page refuses ${bad}`);
   }
 });
+
+test("shares and durations: the CLI and the admin page print the same text for the same input", async () => {
+  const cli = await import(join(repo, "npm", "bin", "format.mjs"));
+  const page = { ...(await wwwModule("lib/decimal.ts")), ...(await wwwModule("lib/time.ts")) };
+  const max = (1n << 64n) - 1n;
+  const shares = [[0n, 10n], [1n, max], [1n, 100_000n], [5n, 10n], [2n, 3n], [max - 1n, max], [7n, 7n], [8n, 7n], [3n, 0n], [16n, max - (1n << 53n)]];
+  for (const [part, whole] of shares) assert.equal(page.percent(part, whole), cli.percent(part, whole), `${part}/${whole}`);
+  const spans = [NaN, Infinity, -1, 0, 0.5, 1, 59, 60, 61, 3599, 3600, 3661, 86399, 86400, 90061, 2 * 365.25 * 86400 - 1, 2 * 365.25 * 86400, 999 * 365.25 * 86400, 1000 * 365.25 * 86400, 1e300];
+  for (const s of spans) assert.equal(page.duration(s), cli.duration(s), String(s));
+  // And what they print, once, so that a change to the one module is seen.
+  assert.equal(cli.percent(2n, 3n), "66.666 %");
+  assert.equal(cli.percent(1n, max), "< 0.001 %");
+  assert.equal(cli.duration(90061), "1 d 1 h");
+  assert.equal(cli.duration(Infinity), "never");
+});
