@@ -75,3 +75,18 @@ test("shares and durations: the CLI and the admin page print the same text for t
   assert.equal(cli.duration(90061), "1 d 1 h");
   assert.equal(cli.duration(Infinity), "never");
 });
+
+test("the npm package's error codes: each is a code of the authority's OpenAPI document, or one the client makes itself", () => {
+  const document = JSON.parse(readFileSync(join(repo, "edge-authority", "openapi.json"), "utf8"));
+  const wire = new Set(document.components.schemas.Error.properties.error.properties.code.enum);
+  // Codes the client gives for what it decides itself (npm/index.d.ts says which).
+  const own = new Set(["unavailable", "exhausted", "frozen", "closed", "aborted", "invalid_config", "refused"]);
+  for (const file of ["index.d.ts"]) {
+    const text = readFileSync(join(repo, "npm", file), "utf8");
+    const union = /export type RangeIdErrorCode =([^;]+);/.exec(text);
+    assert.ok(union, `${file} declares RangeIdErrorCode`);
+    const codes = [...union[1].matchAll(/"([a-z_]+)"/g)].map((m) => m[1]);
+    assert.ok(codes.length > 10);
+    for (const code of codes) assert.ok(wire.has(code) || own.has(code), `${file}: ${code} is neither the authority's nor the client's own`);
+  }
+});
