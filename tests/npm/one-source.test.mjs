@@ -1,7 +1,10 @@
-// One source for each rule: the copies that the CLI (npm/bin) and the admin
-// page (www/src) keep of a rule whose source is elsewhere are checked here
-// against that source, so that a copy that drifts fails a test. (The OpenAPI
-// document takes core's patterns directly, edge-authority/src/openapi.rs.)
+// One source for each rule: the copies that the CLI (npm/bin), the admin
+// page (www/src) and the package's types (npm/index.d.ts) keep of a rule
+// whose source is elsewhere are checked here against that source, so that a
+// copy that drifts fails a test: the namespace-name rule (core's
+// Namespace::PATTERN; the OpenAPI document takes it directly), shares and
+// durations (npm/bin/format.mjs, which the page re-exports), and the wire's
+// error codes (the OpenAPI document, edge-authority/openapi.json).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
