@@ -8,7 +8,7 @@
 //! route, origin and token passed ([`plan_before_body`]), and at most
 //! [`api::MAX_BODY`] + 1 bytes of it.
 
-use rangeid_core::wire::{DecBound, DecU64};
+use rangeid_core::wire::DecU64;
 use rangeid_core::{ErrorCode, Namespace};
 
 use crate::api;
@@ -235,10 +235,10 @@ fn plan_route(
         }
         Route::ListNamespaces => {
             require(&claims, Access::List)?;
-            let page = api::name_page(incoming.query)?;
+            let page = api::page(incoming.query)?;
             Plan::List {
                 limit: page.limit,
-                after: page.after,
+                after: page.cursor,
                 only: match &claims.ns {
                     Scope::All => None,
                     Scope::Only(list) => Some(list.clone()),
@@ -290,7 +290,7 @@ fn plan_route(
                 ObjectRequest::Grants {
                     namespace,
                     limit: page.limit,
-                    before: page.before.map(DecBound),
+                    before: page.cursor,
                 },
             )
         }
@@ -315,7 +315,7 @@ fn plan_route(
                 ObjectRequest::Audit {
                     namespace,
                     limit: page.limit,
-                    before: page.before.map(DecBound),
+                    before: page.cursor,
                 },
             )
         }
