@@ -7,7 +7,8 @@
 //! [`RelayTerms::serve_ms`] after it first sent the request behind it (so
 //! before the root decided it); the root acknowledges an admin act only
 //! [`RelayTerms::wait_ms`] after the last relay grant it decided before the
-//! act (and after its own start). With a lease of `L` ms in true time:
+//! act (and after its own start). Both also allow [`CLOCK_STEP_MS`] for a
+//! reading that lags or is coarse. With a lease of `L` ms in true time:
 //! the relay stops by `send + serve_ms / (1 - drift) <= send + L`, and the
 //! root acknowledges no sooner than `decided + wait_ms / (1 + drift) >=
 //! decided + L`, and `send <= decided`.
@@ -22,8 +23,12 @@ pub const CLOCK_DRIFT_PPM: u64 = 10_000;
 /// most about this long for a relay it cannot reach.
 pub const RELAY_LEASE_MS: u64 = 10_000;
 
-/// The shortest lease: 10 ms, so the margins below stay whole.
-pub const MIN_RELAY_LEASE_MS: u64 = 10;
+/// How far a clock reading may lag true time when it is taken, or be
+/// coarse: 10 ms. Both margins below allow for it once more.
+pub const CLOCK_STEP_MS: u64 = 10;
+
+/// The shortest lease: 100 ms, so the margins below leave most of it.
+pub const MIN_RELAY_LEASE_MS: u64 = 100;
 
 /// The longest lease: 10 minutes, the longest a client retries one
 /// request ([`crate::lease::MAX_REQUEST_AGE_MS`]).
@@ -75,16 +80,16 @@ impl RelayTerms {
 
     /// How long a relay serves from a root grant, on its own clock, from
     /// the first send of the request behind it: the lease less the drift
-    /// (rounded down).
+    /// (rounded down) and less [`CLOCK_STEP_MS`].
     pub const fn serve_ms(&self) -> u64 {
-        self.lease_ms * (1_000_000 - CLOCK_DRIFT_PPM) / 1_000_000
+        self.lease_ms * (1_000_000 - CLOCK_DRIFT_PPM) / 1_000_000 - CLOCK_STEP_MS
     }
 
     /// How long the root waits, on its own clock, after the last relay
     /// grant it decided (or its own start) before it acknowledges an admin
-    /// act: the lease plus the drift (rounded up).
+    /// act: the lease plus the drift (rounded up) and [`CLOCK_STEP_MS`].
     pub const fn wait_ms(&self) -> u64 {
-        (self.lease_ms * (1_000_000 + CLOCK_DRIFT_PPM)).div_ceil(1_000_000)
+        (self.lease_ms * (1_000_000 + CLOCK_DRIFT_PPM)).div_ceil(1_000_000) + CLOCK_STEP_MS
     }
 }
 
@@ -115,7 +120,7 @@ mod tests {
             );
             assert!(t.serve_ms() < lease && t.wait_ms() > lease);
         }
-        assert_eq!(RelayTerms::new(9), Err(TermsError::LeaseOutOfBounds));
+        assert_eq!(RelayTerms::new(99), Err(TermsError::LeaseOutOfBounds));
         assert_eq!(
             RelayTerms::new(MAX_RELAY_LEASE_MS + 1),
             Err(TermsError::LeaseOutOfBounds)
@@ -125,7 +130,7 @@ mod tests {
                 RelayTerms::DEFAULT.serve_ms(),
                 RelayTerms::DEFAULT.wait_ms()
             ),
-            (9_900, 10_100)
+            (9_890, 10_110)
         );
     }
 }
