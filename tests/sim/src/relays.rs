@@ -35,7 +35,8 @@ pub const SIM_RELAY_LEASE_MS: u64 = 300;
 
 /// The relays' configuration in the simulation: small ranges, fast
 /// retries, the simulated lease (or, for the bug, the longest).
-pub fn relay_config(namespace: Namespace, bug: RelayBug) -> RelayConfig {
+/// `min_range` is the relays' smallest range.
+pub fn relay_config(namespace: Namespace, bug: RelayBug, min_range: u64) -> RelayConfig {
     let mut c = RelayConfig::new(namespace);
     let lease = if bug == RelayBug::IgnoresLease {
         MAX_RELAY_LEASE_MS
@@ -44,8 +45,8 @@ pub fn relay_config(namespace: Namespace, bug: RelayBug) -> RelayConfig {
     };
     c.terms = RelayTerms::new(lease).unwrap_or_else(|e| panic!("sim relay lease: {e}"));
     let mut up = LeaseConfig::new(namespace);
-    up.min_range_size = 40;
-    up.max_range_size = 2_000;
+    up.min_range_size = min_range;
+    up.max_range_size = min_range.max(2_000);
     up.target_lifetime_ms = 60;
     up.prefetch_lead_ms = 20;
     up.max_outstanding = 2;

@@ -221,6 +221,8 @@ pub struct Scenario {
     pub relays: usize,
     /// A deliberate relay bug, for checking the checker.
     pub relay_bug: RelayBug,
+    /// The relays' smallest range (40): larger ones outlive their lease.
+    pub relay_min_range: u64,
 }
 
 impl Scenario {
@@ -275,6 +277,7 @@ impl Scenario {
                 0
             },
             relay_bug: RelayBug::None,
+            relay_min_range: 40,
         }
     }
 }
@@ -1758,7 +1761,7 @@ impl World {
     fn new_instance(&mut self, random: [u8; 16], now: Instant) -> Instance {
         self.instances += 1;
         let bug = self.scenario.relay_bug;
-        let config = relay_config(self.namespace, bug);
+        let config = relay_config(self.namespace, bug, self.scenario.relay_min_range);
         Instance::new(
             config,
             self.instances,
