@@ -19,13 +19,48 @@
 //! does not list are all waited out; revocation only makes the common case
 //! faster. Slower, never unsafe.
 
+use core::fmt;
+
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
+use crate::code::ErrorCode;
 use crate::names::Incarnation;
 use crate::time::Instant;
 
 use super::terms::RelayTerms;
+
+/// Why the namespace object refuses a relay's range request before
+/// deciding it ([`RelayGate::admit`]). Answered `403 forbidden`: for the
+/// relay a final refusal, after which it answers its generators
+/// `unavailable` and its driver routes them to the object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RelayRefusal {
+    /// Relays are turned off for this namespace.
+    RelaysOff,
+    /// This relay incarnation acknowledged a revocation: it installs
+    /// nothing more, so nothing is granted to it.
+    Revoked,
+}
+
+impl RelayRefusal {
+    /// The stable code it is answered with.
+    pub const fn code(&self) -> ErrorCode {
+        ErrorCode::Forbidden
+    }
+}
+
+impl fmt::Display for RelayRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RelayRefusal::RelaysOff => "relays are turned off for this namespace",
+            RelayRefusal::Revoked => "this relay incarnation was revoked",
+        })
+    }
+}
+
+impl core::error::Error for RelayRefusal {}
 
 /// What the gate knows of one relay incarnation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +146,19 @@ impl RelayGate {
                 last: 0,
                 revoked: true,
             });
+    }
+
+    /// Whether a range request from relay incarnation `relay` may be
+    /// decided, with relays turned on (`relays_on`) or off for the
+    /// namespace. A generator's request never comes here.
+    pub fn admit(&self, relays_on: bool, relay: &Incarnation) -> Result<(), RelayRefusal> {
+        if !relays_on {
+            return Err(RelayRefusal::RelaysOff);
+        }
+        if self.is_revoked(relay) {
+            return Err(RelayRefusal::Revoked);
+        }
+        Ok(())
     }
 
     /// Whether `relay` acknowledged a revocation (its requests may be

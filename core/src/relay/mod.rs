@@ -59,7 +59,7 @@ mod memory;
 mod report;
 mod terms;
 
-pub use gate::{ActStatus, AdminAct, RelayGate};
+pub use gate::{ActStatus, AdminAct, RelayGate, RelayRefusal};
 pub use report::{ReportBatch, SubGrant};
 pub use terms::{
     RelayTerms, TermsError, CLOCK_DRIFT_PPM, MAX_RELAY_LEASE_MS, MIN_RELAY_LEASE_MS, RELAY_LEASE_MS,

@@ -334,6 +334,28 @@ fn the_gate_waits_for_every_relay_it_knows_and_for_a_lease_past_its_start() {
 }
 
 #[test]
+fn the_object_admits_relay_requests_only_while_relays_are_on_and_unrevoked() {
+    let mut gate = RelayGate::new(RelayTerms::DEFAULT, at(0));
+    let a = Incarnation::new("relay-a").unwrap();
+    assert_eq!(gate.admit(true, &a), Ok(()));
+    assert_eq!(gate.admit(false, &a), Err(RelayRefusal::RelaysOff));
+    gate.revoked(a);
+    assert_eq!(gate.admit(true, &a), Err(RelayRefusal::Revoked));
+    assert_eq!(RelayRefusal::Revoked.code(), ErrorCode::Forbidden);
+    // For the relay, forbidden is final: it stops, and answers unavailable.
+    let mut r = relay(config());
+    r.handle_request(1, sub("a"), gen_req("g", "r1", 10), at(0));
+    let out = to_root(&mut r, 0).unwrap();
+    r.handle_root_reply(
+        out.ticket,
+        &refused(ErrorCode::Forbidden, None, None),
+        at(1),
+    );
+    assert!(r.stopped());
+    assert_eq!(answers(&mut r), [(1, Answer::Unavailable)]);
+}
+
+#[test]
 fn a_bad_park_time_is_refused() {
     let mut c = config();
     c.park_ms = 0;

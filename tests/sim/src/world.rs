@@ -111,6 +111,9 @@ pub struct Faults {
     /// Per revocation: the relay cannot be reached, or its acknowledgement
     /// is lost.
     pub revoke_lost: u64,
+    /// Per millisecond, while relays run: an admin turns them off for a
+    /// while (generators are routed to the object meanwhile).
+    pub relays_off: u64,
 }
 
 impl Default for Faults {
@@ -142,6 +145,7 @@ impl Default for Faults {
             relay_evict: 200,
             relay_split: 300,
             revoke_lost: 250_000,
+            relays_off: 100,
         }
     }
 }
@@ -176,6 +180,7 @@ impl Faults {
             relay_evict: 0,
             relay_split: 0,
             revoke_lost: 0,
+            relays_off: 0,
         }
     }
 }
@@ -392,9 +397,13 @@ pub struct Report {
     pub revocations: u64,
     /// See `revocations`.
     pub revocations_lost: u64,
-    /// Freezes and floors acknowledged while relays ran, and the longest
-    /// one waited (simulated ms).
+    /// Freezes, floors and relays turned off, acknowledged while relays
+    /// ran, and the longest one waited (simulated ms).
     pub acts_acked: u64,
+    /// Times relays were turned off.
+    pub relays_turned_off: u64,
+    /// Relay requests the object refused (relays off, or revoked).
+    pub relay_refusals: u64,
     /// See `acts_acked`.
     pub act_wait_max: u64,
     /// IDs relays abandoned (expired, revoked, restarted).
@@ -441,6 +450,8 @@ enum Event {
         ticket: Ticket,
         request: GrantRequest,
     },
+    /// An admin turns relays back on.
+    RelaysOn,
     /// A relay's acknowledgement of a revocation reaches the authority
     /// (void if it restarted since).
     RevokeAck {
@@ -609,6 +620,7 @@ pub struct World {
     root_clock: Clock,
     acts: Vec<PendingAct>,
     acked: Vec<(u64, u64)>,
+    relays_on: bool,
 }
 
 /// A freeze or floor that committed while relays run, waiting to be
@@ -618,6 +630,8 @@ struct PendingAct {
     committed: u64,
     // A freeze thaws this long after its acknowledgement.
     thaw_after: Option<u64>,
+    // Relays turned off are turned on again this long after it.
+    on_after: Option<u64>,
     // When revocations were last sent for it.
     revoked_at: Option<u64>,
 }
@@ -708,6 +722,7 @@ impl World {
             },
             acts: Vec::new(),
             acked: Vec::new(),
+            relays_on: true,
         };
         if scenario.relays > 0 {
             let bound = rangeid_core::relay::CLOCK_DRIFT_PPM as i64;
@@ -934,6 +949,17 @@ impl World {
                     ticket,
                     request,
                 } => self.relay_request(relay, slot, engine, ticket, request)?,
+                Event::RelaysOn => {
+                    self.relays_on = true;
+                    // The driver starts a new instance for a relay the
+                    // object had stopped for good.
+                    for r in 0..self.relays.len() {
+                        if self.relays[r].current.relay.stopped() {
+                            let fresh = self.restarted_instance(r);
+                            self.relays[r].current = fresh;
+                        }
+                    }
+                }
                 Event::RevokeAck { incarnation, epoch } => {
                     if epoch == self.authority.epoch() {
                         self.gate.revoked(incarnation);
@@ -1041,6 +1067,15 @@ impl World {
             }
         }
         let owner = owner_of(slot);
+        if relay_of(slot).is_some() {
+            if let Err(refused) = self.gate.admit(self.relays_on, &request.incarnation) {
+                self.report.relay_refusals += 1;
+                let answer =
+                    HttpAnswer::error(&ErrorReply::new(refused.code(), refused.to_string()));
+                self.send_reply(slot, engine, ticket, (None, None), answer, 0);
+                return Ok(());
+            }
+        }
         match self.authority.handle(&request, &owner, self.now) {
             Answer::Grant(grant, replayed) => {
                 if relay_of(slot).is_some() {
@@ -1446,7 +1481,8 @@ impl World {
                         self.send_reply(slot, engine, out.ticket, (None, None), page, delay);
                         continue;
                     }
-                    let event = match self.gens[slot].via {
+                    let via = self.gens[slot].via.filter(|_| self.relays_on);
+                    let event = match via {
                         Some(relay) => Event::RelayRequest {
                             relay,
                             slot,
@@ -1804,16 +1840,20 @@ impl World {
             if let Some(thaw) = act.thaw_after {
                 self.schedule(thaw, Event::Thaw);
             }
+            if let Some(on) = act.on_after {
+                self.schedule(on, Event::RelaysOn);
+            }
         }
     }
 
     /// An admin act committed now: it waits for the relay gate.
-    fn begin_act(&mut self, thaw_after: Option<u64>) {
+    fn begin_act(&mut self, thaw_after: Option<u64>, on_after: Option<u64>) {
         let act = self.gate.begin(self.root_clock.at(self.now));
         self.acts.push(PendingAct {
             act,
             committed: self.now,
             thaw_after,
+            on_after,
             revoked_at: None,
         });
     }
@@ -1864,6 +1904,16 @@ impl World {
                 });
             }
         }
+        if self.relays_on && self.authority.started() && self.rng.chance(f.relays_off) {
+            // Committed at once (a setting), acknowledged through the gate.
+            self.relays_on = false;
+            self.report.relays_turned_off += 1;
+            let on = self.rng.between(20, 200);
+            self.note(|| {
+                format!("an admin turns relays off for {on} ms after the acknowledgement")
+            });
+            self.begin_act(None, Some(on));
+        }
         self.acts_step();
         for r in 0..self.relays.len() {
             let ids: Vec<u64> = std::iter::once(self.relays[r].current.id)
@@ -1903,6 +1953,9 @@ impl World {
                     });
                     if let Some(thaw) = act.thaw_after {
                         self.schedule(thaw, Event::Thaw);
+                    }
+                    if let Some(on) = act.on_after {
+                        self.schedule(on, Event::RelaysOn);
                     }
                     continue;
                 }
@@ -2199,7 +2252,7 @@ impl World {
             } else {
                 // Acknowledged once no relay can serve a grant from before
                 // it; the operator thaws after that.
-                self.begin_act(Some(thaw));
+                self.begin_act(Some(thaw), None);
             }
         }
         if now >= self.proxy_blocked_until && self.rng.chance(f.proxy_block) {
@@ -2229,7 +2282,7 @@ impl World {
                 s.raise_floor(floor).ok()
             });
             if raised && !self.relays.is_empty() {
-                self.begin_act(None);
+                self.begin_act(None, None);
             }
         }
         Ok(())

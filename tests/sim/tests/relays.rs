@@ -80,6 +80,7 @@ fn relayed(seed: u64, ids: u64) -> Scenario {
     s.faults.freeze = 1_500;
     s.faults.floor = 2_000;
     s.faults.authority_restore = 1_000;
+    s.faults.relays_off = 500;
     s
 }
 
@@ -91,7 +92,8 @@ fn relays_never_duplicate_and_admin_acts_reach_them() {
     println!(
         "relays: {seeds} seeds, {} IDs checked, {} sub-grants ({} replayed), {} relay restarts, {} evictions, \
          {} split instances, {} restores of the namespace object, {} revocations obeyed ({} lost), \
-         {} freezes and floors acknowledged (longest wait {} ms), {} IDs relays abandoned, \
+         {} freezes, floors and relays off acknowledged (longest wait {} ms), relays turned off {} times \
+         ({} relay requests refused), {} IDs relays abandoned, \
          relay answers {} exhausted / {} frozen / {} unavailable, {} report batches, in {:.1?}",
         o.ids,
         o.sum(|r| r.sub_grants),
@@ -104,6 +106,8 @@ fn relays_never_duplicate_and_admin_acts_reach_them() {
         o.sum(|r| r.revocations_lost),
         o.sum(|r| r.acts_acked),
         o.max(|r| r.act_wait_max),
+        o.sum(|r| r.relays_turned_off),
+        o.sum(|r| r.relay_refusals),
         o.sum(|r| r.relay_abandoned),
         o.sum(|r| r.relay_exhausted),
         o.sum(|r| r.relay_frozen),
@@ -127,6 +131,8 @@ fn relays_never_duplicate_and_admin_acts_reach_them() {
         ("revocations", o.sum(|r| r.revocations)),
         ("lost revocations", o.sum(|r| r.revocations_lost)),
         ("acknowledged acts", o.sum(|r| r.acts_acked)),
+        ("relays turned off", o.sum(|r| r.relays_turned_off)),
+        ("relay requests refused", o.sum(|r| r.relay_refusals)),
         ("relay answers exhausted", o.sum(|r| r.relay_exhausted)),
         ("relay answers frozen", o.sum(|r| r.relay_frozen)),
         ("duplicated replies", o.sum(|r| r.duplicated)),
@@ -174,8 +180,8 @@ fn catches_a_relay_that_reuses_its_incarnation() {
 #[test]
 fn catches_a_relay_that_ignores_revocations_and_its_lease() {
     let failures = with_bug(RelayBug::IgnoresLease, |s| {
-        s.faults.freeze = 3_000;
-        s.faults.floor = 5_000;
+        s.faults.freeze = 6_000;
+        s.faults.floor = 10_000;
     });
     assert!(failures.len() >= 20, "only {} seeds caught", failures.len());
     assert!(failures
