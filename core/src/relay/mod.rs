@@ -94,7 +94,7 @@ pub struct RelayConfig {
 }
 
 /// Sub-grants a relay remembers for replays by default: 16,384 (about
-/// 5 MB at most).
+/// 600 bytes each with their key kept twice, so about 10 MB at most).
 pub const REPLAY_ENTRIES: usize = 16_384;
 
 impl RelayConfig {
