@@ -27,10 +27,12 @@ use worker::{
 use crate::api::{self, MAX_BODY};
 use crate::front::{self, FrontConfig, Incoming, Plan};
 use crate::logline;
+use crate::object::raise::{RaiseAction, Raising};
 use crate::object::registry::{RegistryPage, RegistryRequest};
 use crate::object::schedule::{Clock, PUSH_EVERY_MS};
+use crate::object::serve::{Action, Finished, RaiseFor, Serving};
 use crate::object::witness::{FenceMark, FenceRequest};
-use crate::object::{self, ObjectRequest, Step};
+use crate::object::{self, ObjectRequest};
 use crate::page::{self, PageRoute};
 use crate::refusals::{Counted, Refusals};
 use crate::response::{ApiError, Cors, HttpReply};
@@ -48,9 +50,6 @@ const REGISTRY_BINDING: &str = "REGISTRY";
 const REGISTRY_NAME: &str = "registry";
 /// How many namespace summaries a listing asks objects for at once.
 const LIST_BATCH: usize = 32;
-/// How often a grant may go back to the fence before giving up (each time
-/// the witness raised the mark, another grant may have used it).
-const FENCE_TRIES: usize = 8;
 
 fn now_ms() -> i64 {
     Date::now().as_millis() as i64
@@ -239,14 +238,11 @@ async fn ask_witness(env: &Env, ns: &NsName, request: &FenceRequest) -> Result<W
     Ok(mark.witnessed())
 }
 
-/// Raises the witness of `ns` to at least `target` and applies its answer
-/// ([`object::grant::witnessed`]): the mark asked for is recorded first, so
-/// an answer lost after the witness's write is never taken for a rollback.
-/// `was`, when given, is what the witness said it held just before (for a
-/// witness of an older build, which does not say). An answer below this
-/// object's fence (the witness was restored while the raise was on its way)
-/// is raised back at once, so no caller ever relies on a witness below the
-/// fence. `None` when the namespace does not exist.
+/// Raises the witness of `ns` to at least `target`, as
+/// [`object::raise::Raising`] decides (the mark asked for recorded first,
+/// an answer below the fence raised back, at most `FENCE_TRIES` times).
+/// `was`, when given, is what the witness said it held just before. `None`
+/// when the namespace does not exist.
 async fn raise_witness(
     sql: &DoSql,
     env: &Env,
@@ -254,29 +250,22 @@ async fn raise_witness(
     target: u128,
     was: Option<u128>,
 ) -> Result<Option<object::grant::Heard>, String> {
-    let (mut target, mut was) = (target, was);
-    for _ in 0..FENCE_TRIES {
-        let sent_at = object::grant::record_asked(sql, target).map_err(|e| e.to_string())?;
-        let Some(sent_at) = sent_at else {
-            return Ok(None);
-        };
-        let request = FenceRequest::Raise {
-            to: DecBound(target),
-        };
-        let mut answer = ask_witness(env, ns, &request).await?;
-        answer.was = answer.was.or(was);
-        let heard = object::grant::witnessed(sql, sent_at, answer, Phase::Running, now_ms())
-            .map_err(|e| e.to_string())?;
-        let Some(heard) = heard else {
-            return Ok(None);
-        };
-        log_heard(ns, &heard);
-        match heard.raise_back {
-            None => return Ok(Some(heard)),
-            Some(mark) => (target, was) = (mark, Some(answer.mark)),
+    let mut raising = Raising::new(target, was);
+    loop {
+        match raising.poll(sql)? {
+            RaiseAction::Ask { to } => {
+                let request = FenceRequest::Raise { to: DecBound(to) };
+                let answer = ask_witness(env, ns, &request).await?;
+                if let Some(heard) = raising.handle_answer(sql, answer, now_ms())? {
+                    log_heard(ns, &heard);
+                }
+            }
+            RaiseAction::Done(heard) => return Ok(heard),
+            RaiseAction::GaveUp => {
+                return Err("the witness stayed below this object's fence".to_owned())
+            }
         }
     }
-    Err("the witness stayed below this object's fence".to_owned())
 }
 
 /// Logs what an answer from the witness showed, when it showed anything.
@@ -511,155 +500,74 @@ impl Namespace {
             // (Without one, the request goes on to its 404.)
             let exists = !matches!(object::load_any(&self.sql), Ok(None));
             if !self.gate.started.get() && exists {
-                if matches!(request, ObjectRequest::Grant { .. }) {
-                    self.count(Counted::Fenced).await;
-                }
-                return ApiError::unavailable(
-                    "the fence's witness cannot be reached; nothing was changed",
-                )
-                .reply();
+                return self
+                    .finish(request, Finished::witness_unreached(request))
+                    .await;
             }
         }
-        if matches!(request, ObjectRequest::Summary { .. }) {
+        if request.shows_refusals() {
             self.flush_refusals();
         }
-        if let ObjectRequest::Floor {
-            namespace, floor, ..
-        } = request
-        {
-            // The witness holds a floor before it is committed, so a
-            // restore of this object alone never goes back below it.
-            match object::admin::floor_mark(&self.sql, namespace, floor.0) {
-                Err(e) => return e.reply(),
-                Ok(None) => {}
-                Ok(Some(mark)) => {
-                    let raised = raise_witness(&self.sql, &self.env, namespace, mark, None).await;
-                    if let Err(e) = raised {
-                        return ApiError::unavailable(format!(
-                            "the fence's witness cannot be reached ({e}); the floor was not raised"
-                        ))
-                        .reply();
-                    }
+        let mut serving = Serving::new(request);
+        let done = loop {
+            // The storage logic runs synchronously inside `poll` (one
+            // coalesced write, no await); the driver only does the I/O.
+            match serving.poll(&self.sql, self.waiting.get(), now_ms()) {
+                Action::Finish(done) => break done,
+                Action::PushSummary => self.push_summary(now_ms()).await,
+                Action::ReadWitness => {
+                    let got = ask_witness(&self.env, request.namespace(), &FenceRequest::Get).await;
+                    serving.handle_read(&self.sql, got, now_ms());
                 }
-            }
-        }
-        for _ in 0..FENCE_TRIES {
-            // --- synchronous: one coalesced write, no await ---
-            let step = object::handle(&self.sql, request, self.waiting.get(), now_ms());
-            // --- end of the write batch ---
-            match step {
-                Step::Reply(outcome) => {
-                    if let (Some(kind), ObjectRequest::Grant { request, owner }) =
-                        (outcome.refused, request)
-                    {
-                        let now = now_ms();
-                        if logline::refusal_logged(kind, self.throttle_logged_at.get(), now) {
-                            if matches!(kind, Counted::RateLimited | Counted::LedgerFull) {
-                                self.throttle_logged_at.set(now);
-                            }
-                            worker::console_log!(
-                                "{}",
-                                logline::grant_refused(request, owner, kind)
-                            );
+                Action::Raise { target, purpose } => {
+                    let ns = request.namespace();
+                    let raised = match purpose {
+                        RaiseFor::Fence { count } => {
+                            // The next raise covers the grants waiting too.
+                            self.waiting.set(self.waiting.get().saturating_add(count));
+                            let raised = self.raise(*ns, target).await;
+                            self.waiting.set(self.waiting.get().saturating_sub(count));
+                            raised.map(|_| true)
                         }
-                        self.count(kind).await;
-                    }
-                    if let Some(at) = outcome.granted_at {
-                        self.after_grant(at).await;
-                    } else if outcome.reply.status < 300
-                        && !matches!(
-                            request,
-                            ObjectRequest::Summary { .. }
-                                | ObjectRequest::Grants { .. }
-                                | ObjectRequest::Lookup { .. }
-                                | ObjectRequest::Rates { .. }
-                                | ObjectRequest::Audit { .. }
-                        )
-                    {
-                        // An admin change: the registry shows it at once.
-                        self.push_summary(now_ms()).await;
-                    }
-                    return outcome.reply;
-                }
-                Step::ReadWitness => {
-                    let ObjectRequest::Export {
-                        namespace,
-                        reason,
-                        actor,
-                        source,
-                    } = request
-                    else {
-                        return ApiError::unavailable("only an export reads the witness").reply();
-                    };
-                    // The fence the read is sent at (a witness found below
-                    // it went back), then the mark as it is now, just before
-                    // the freeze commits.
-                    let sent_at = match object::load_any(&self.sql) {
-                        Ok(Some(row)) => row.state.fence(),
-                        // The export itself answers namespace_not_found.
-                        Ok(None) => 0,
-                        Err(e) => return ApiError::unavailable(e.to_string()).reply(),
-                    };
-                    let got = match ask_witness(&self.env, namespace, &FenceRequest::Get).await {
-                        Ok(got) => got,
-                        Err(e) => {
-                            return ApiError::unavailable(format!(
-                                "the fence's witness cannot be reached ({e}); nothing was exported"
-                            ))
-                            .reply()
+                        RaiseFor::Floor | RaiseFor::Retire => {
+                            raise_witness(&self.sql, &self.env, ns, target, None)
+                                .await
+                                .map(|heard| heard.is_some())
                         }
                     };
-                    // --- synchronous: the freeze and its audit entry, one commit ---
-                    let exported = object::transfer::export(
-                        &self.sql,
-                        namespace,
-                        (sent_at, got),
-                        (reason, actor, source),
-                        now_ms(),
-                    );
-                    let (reply, retire) = match exported {
-                        Ok(done) => done,
-                        Err(e) => return e.reply(),
-                    };
-                    self.push_summary(now_ms()).await;
-                    // The document only once the namespace is retired here:
-                    // the witness past the last ID, so no copy of this
-                    // object's storage can ever grant again.
-                    return match raise_witness(&self.sql, &self.env, namespace, retire, None).await
-                    {
-                        Ok(Some(_)) => reply,
-                        Ok(None) => ApiError::unavailable("no namespace here").reply(),
-                        Err(e) => ApiError::unavailable(format!(
-                            "the namespace is frozen and exported, but its witness could not be \
-                             retired ({e}); export again to get the document"
-                        ))
-                        .reply(),
-                    };
-                }
-                Step::RaiseFence { target } => {
-                    let count = match request {
-                        ObjectRequest::Grant { request, .. } => request.count,
-                        _ => 0,
-                    };
-                    self.waiting.set(self.waiting.get().saturating_add(count));
-                    let raised = self.raise(*request.namespace(), target).await;
-                    self.waiting.set(self.waiting.get().saturating_sub(count));
-                    if let Err(e) = raised {
-                        self.count(Counted::Fenced).await;
-                        return ApiError::unavailable(format!(
-                            "the fence's witness cannot be reached ({e}); nothing was granted"
-                        ))
-                        .reply();
-                    }
+                    serving.handle_raised(raised);
                 }
             }
+        };
+        self.finish(request, done).await
+    }
+
+    /// Does what a served request leaves to the driver: logs and counts a
+    /// refusal, keeps the fence ahead of need and the alarm set after a
+    /// grant, pushes an admin change to the registry.
+    async fn finish(&self, request: &ObjectRequest, done: Finished) -> HttpReply {
+        if let Some(line) = &done.log_error {
+            worker::console_error!("{line}");
         }
-        worker::console_error!(
-            "{}",
-            logline::fence_unreachable(request.namespace().as_str(), "the fence moved too often")
-        );
-        self.count(Counted::Fenced).await;
-        ApiError::unavailable("the fence moved under this grant too often; retry").reply()
+        if let Some(kind) = done.counted {
+            if let (true, ObjectRequest::Grant { request, owner }) = (done.refused_grant, request) {
+                let now = now_ms();
+                if logline::refusal_logged(kind, self.throttle_logged_at.get(), now) {
+                    if matches!(kind, Counted::RateLimited | Counted::LedgerFull) {
+                        self.throttle_logged_at.set(now);
+                    }
+                    worker::console_log!("{}", logline::grant_refused(request, owner, kind));
+                }
+            }
+            self.count(kind).await;
+        }
+        if let Some(at) = done.granted_at {
+            self.after_grant(at).await;
+        } else if done.push_summary {
+            // An admin change: the registry shows it at once.
+            self.push_summary(now_ms()).await;
+        }
+        done.reply
     }
 
     /// The fence raise in flight, or a new one asking the witness for at

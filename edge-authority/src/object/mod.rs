@@ -41,8 +41,10 @@ use crate::summary::{summarize, LedgerJson, SubRows, Summary, MINUTE_MS};
 pub mod admin;
 pub mod grant;
 pub mod ledger;
+pub mod raise;
 pub mod registry;
 pub mod schedule;
+pub mod serve;
 pub mod spans;
 pub mod transfer;
 pub mod witness;
@@ -177,6 +179,34 @@ impl ObjectRequest {
                 | ObjectRequest::Floor { .. }
                 | ObjectRequest::Export { .. }
         )
+    }
+
+    /// Whether the request, when it succeeds, changes what the namespace's
+    /// summary shows an admin (its configuration, status or limits): the
+    /// registry is then told at once, so a listing shows it. A grant's
+    /// change is pushed within [`schedule::PUSH_EVERY_MS`] instead; reads
+    /// change nothing.
+    pub fn changes_admin_state(&self) -> bool {
+        match self {
+            ObjectRequest::Create { .. }
+            | ObjectRequest::Floor { .. }
+            | ObjectRequest::SetFrozen { .. }
+            | ObjectRequest::Export { .. }
+            | ObjectRequest::Import { .. }
+            | ObjectRequest::SetLimits { .. } => true,
+            ObjectRequest::Grant { .. }
+            | ObjectRequest::Summary { .. }
+            | ObjectRequest::Grants { .. }
+            | ObjectRequest::Lookup { .. }
+            | ObjectRequest::Rates { .. }
+            | ObjectRequest::Audit { .. } => false,
+        }
+    }
+
+    /// Whether the answer shows the refusals counted so far (a summary):
+    /// the driver adds those it counted in memory to storage first.
+    pub fn shows_refusals(&self) -> bool {
+        matches!(self, ObjectRequest::Summary { .. })
     }
 
     /// The namespace the request is for (its object's name).
