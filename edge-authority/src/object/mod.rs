@@ -33,12 +33,14 @@ use rangeid_core::{GrantRequest, Namespace};
 use serde::{Deserialize, Serialize};
 
 use crate::api::LimitsChange;
-use crate::refusals::Counted;
-use crate::response::{ApiError, HttpReply};
-use crate::store::{self, NamespaceRow, Sql, StoreError, SELECT_NAMESPACE};
-use crate::summary::{summarize, LedgerJson, SubRows, Summary, MINUTE_MS};
+use crate::shared::refusals::Counted;
+use crate::shared::response::{ApiError, HttpReply};
+use crate::shared::summary::{summarize, LedgerJson, SubRows, Summary, MINUTE_MS};
+use store::{NamespaceRow, Sql, StoreError, SELECT_NAMESPACE};
 
 pub mod admin;
+#[cfg(target_arch = "wasm32")]
+mod driver;
 pub mod grant;
 pub mod ledger;
 pub mod raise;
@@ -46,6 +48,7 @@ pub mod registry;
 pub mod schedule;
 pub mod serve;
 pub mod spans;
+pub mod store;
 pub mod transfer;
 pub mod witness;
 

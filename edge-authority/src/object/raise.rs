@@ -9,7 +9,7 @@
 use rangeid_core::fence::{Phase, Witnessed};
 
 use super::grant::{self, Heard};
-use crate::store::Sql;
+use crate::object::store::Sql;
 
 /// How often a raise (or a grant, [`super::serve`]) may go back to the
 /// witness before giving up: each time the witness answered below the

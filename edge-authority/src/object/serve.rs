@@ -19,10 +19,10 @@ use rangeid_core::fence::Witnessed;
 
 use super::raise::FENCE_TRIES;
 use super::{admin, handle, load_any, transfer, ObjectRequest, Outcome, Step};
-use crate::logline;
-use crate::refusals::Counted;
-use crate::response::{ApiError, HttpReply};
-use crate::store::Sql;
+use crate::object::store::Sql;
+use crate::shared::logline;
+use crate::shared::refusals::Counted;
+use crate::shared::response::{ApiError, HttpReply};
 
 /// Why the witness is raised, which decides how the driver raises it and
 /// what a failure answers.

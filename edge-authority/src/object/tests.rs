@@ -2,8 +2,8 @@ use std::cell::Cell;
 
 use super::registry::{RegistryPage, RegistryRequest};
 use super::*;
-use crate::store::mem::MemSql;
-use crate::store::{migrate, Value, NAMESPACE_MIGRATIONS, REGISTRY_MIGRATIONS};
+use crate::object::store::mem::MemSql;
+use crate::object::store::{migrate, Value, NAMESPACE_MIGRATIONS, REGISTRY_MIGRATIONS};
 use rangeid_core::fence::{Phase, Witnessed};
 use rangeid_core::{Incarnation, RequestId};
 use serde_json::Value as Json;
@@ -855,7 +855,7 @@ fn an_admin_change_without_its_audit_entry_commits_nothing() {
     };
     assert_eq!(run(&broken, &freeze, T0).reply.status, 503);
     let create = create_req("v", 1, 10, 1);
-    let fresh = crate::store::mem::MemSql::new();
+    let fresh = crate::object::store::mem::MemSql::new();
     migrate(&fresh, NAMESPACE_MIGRATIONS).unwrap();
     let broken_fresh = Failing {
         inner: &fresh,

@@ -25,20 +25,20 @@ use worker::{
 };
 
 use crate::api::{self, MAX_BODY};
+use crate::front::token::{Keyring, KeyringError};
 use crate::front::{self, FrontConfig, Incoming, Plan};
-use crate::logline;
 use crate::object::raise::{RaiseAction, Raising};
 use crate::object::registry::{RegistryPage, RegistryRequest};
 use crate::object::schedule::{Clock, PUSH_EVERY_MS};
 use crate::object::serve::{Action, Finished, RaiseFor, Serving};
+use crate::object::store::{self, Sql, StoreError, Value};
 use crate::object::witness::{FenceMark, FenceRequest};
 use crate::object::{self, ObjectRequest};
 use crate::page::{self, PageRoute};
-use crate::refusals::{Counted, Refusals};
-use crate::response::{ApiError, Cors, HttpReply};
-use crate::settings;
-use crate::store::{self, Sql, StoreError, Value};
-use crate::token::{Keyring, KeyringError};
+use crate::shared::logline;
+use crate::shared::refusals::{Counted, Refusals};
+use crate::shared::response::{ApiError, Cors, HttpReply};
+use crate::shared::settings;
 
 /// The binding of the namespace objects.
 const NAMESPACE_BINDING: &str = "NAMESPACE";
@@ -200,7 +200,7 @@ fn env_text(env: &Env, name: &str) -> Option<String> {
 /// override when set.
 fn grant_retention(configured: Option<&str>, _test_only: Option<&str>) -> Result<u64, String> {
     #[cfg(feature = "test-switches")]
-    if let Some(secs) = crate::test_switches::grant_retention(_test_only) {
+    if let Some(secs) = crate::shared::test_switches::grant_retention(_test_only) {
         return secs;
     }
     settings::grant_retention(configured)
@@ -210,7 +210,7 @@ fn grant_retention(configured: Option<&str>, _test_only: Option<&str>) -> Result
 /// production build, which does not know the variable).
 fn test_retention_text(_env: &Env) -> Option<String> {
     #[cfg(feature = "test-switches")]
-    return env_text(_env, crate::test_switches::GRANT_RETENTION_SECONDS);
+    return env_text(_env, crate::shared::test_switches::GRANT_RETENTION_SECONDS);
     #[cfg(not(feature = "test-switches"))]
     None
 }
@@ -751,7 +751,7 @@ pub struct Fence {
     schema: Result<(), StoreError>,
     /// How this witness misbehaves on purpose (test build only).
     #[cfg(feature = "test-switches")]
-    switches: crate::test_switches::Witness,
+    switches: crate::shared::test_switches::Witness,
     /// How many more raises this instance acknowledges (test build only).
     #[cfg(feature = "test-switches")]
     raises_left: Cell<Option<u64>>,
@@ -762,7 +762,8 @@ impl DurableObject for Fence {
         let sql = DoSql::new(&state);
         let schema = store::migrate(&sql, store::FENCE_MIGRATIONS);
         #[cfg(feature = "test-switches")]
-        let switches = crate::test_switches::Witness::from_env(|name| env_text(&_env, name));
+        let switches =
+            crate::shared::test_switches::Witness::from_env(|name| env_text(&_env, name));
         Self {
             sql,
             schema,

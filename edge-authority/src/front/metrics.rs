@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use crate::refusals::Counted;
+use crate::shared::refusals::Counted;
 
 /// The `Content-Type` of the answer.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -207,9 +207,9 @@ pub fn render(summaries: &[Value]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::refusals::Refusals;
-    use crate::store::NamespaceRow;
-    use crate::summary::{summarize, LedgerJson};
+    use crate::object::store::NamespaceRow;
+    use crate::shared::refusals::Refusals;
+    use crate::shared::summary::{summarize, LedgerJson};
     use rangeid_core::authority::NamespaceConfig;
     use rangeid_core::ledger::Limits;
     use rangeid_core::Namespace;
