@@ -13,14 +13,18 @@
 //!
 //! - [`front`]: the front Worker, HTTP in front: [`front::route`] (method
 //!   and path), [`front::token`] (bearer tokens, roles, scopes), the
-//!   request plan ([`front::plan`]) and the metrics ([`front::metrics`]).
+//!   request plan ([`front::plan`]), the listing and the metrics scrape
+//!   ([`front::listing`], [`front::metrics`]), and its driver
+//!   (`front::driver`: the `fetch` event, the admin page's files).
 //! - [`object`]: the Durable Objects: the namespace object's handlers and
 //!   how it serves a request ([`object::serve`]), the witness raise
 //!   ([`object::raise`]), the alarm's schedule ([`object::schedule`]), the
 //!   fence and registry objects, the SQLite schema ([`object::store`]), and
-//!   the runtime drivers (`object::driver`, being split).
+//!   one driver per class (`object::driver`).
 //! - [`shared`]: what both use: answers and errors ([`shared::response`]),
-//!   the namespace summary, refusal counts, log lines, settings.
+//!   the namespace summary, refusal counts, log lines, settings, and the
+//!   drivers' runtime glue (`shared::runtime`: SQL storage, calls to an
+//!   object).
 //! - [`api`]: request bodies and queries; 400 and 413.
 //! - [`openapi`]: the OpenAPI 3.1 document.
 //! - [`page`]: the admin page's files and the headers they are served with.

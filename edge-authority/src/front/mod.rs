@@ -8,9 +8,13 @@
 //! route, origin and token passed ([`plan_before_body`]), and at most
 //! [`api::MAX_BODY`] + 1 bytes of it.
 
+pub mod listing;
 pub mod metrics;
 pub mod route;
 pub mod token;
+
+#[cfg(target_arch = "wasm32")]
+mod driver;
 
 use rangeid_core::wire::{DecBound, DecU64};
 use rangeid_core::{ErrorCode, Namespace};

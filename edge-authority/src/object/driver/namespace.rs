@@ -1,228 +1,37 @@
-//! The runtime drivers (wasm32 only): the front Worker and the three
-//! Durable Object classes (namespace, fence, registry). They only move
-//! bytes between the runtime and the host-tested modules: [`front`]
-//! decides, [`object`] runs the storage logic synchronously, and the
-//! output gate holds each reply until its writes are durable. What they
-//! add is only what needs the runtime: reaching another object, the start
-//! gate (`blockConcurrencyWhile`), one fence raise at a time, alarms.
+//! The namespace object's driver (wasm32 only): the start gate, the
+//! serving loop ([`Serving`] decides, this file does the I/O: raising or
+//! reading the witness, pushing the summary to the registry), the one fence
+//! raise in flight shared by waiting grants, refusal counts kept in memory
+//! until the next push, and the alarm ([`schedule`] decides when).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use futures_util::future::{join_all, FutureExt, LocalBoxFuture, Shared};
-use futures_util::StreamExt;
-
+use futures_util::future::{FutureExt, LocalBoxFuture, Shared};
 use rangeid_core::fence::{Phase, Witnessed};
 use rangeid_core::wire::DecBound;
-use rangeid_core::ErrorCode;
 use rangeid_core::Namespace as NsName;
-use wasm_bindgen::prelude::wasm_bindgen;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 use worker::{
-    durable_object, event, js_sys, wasm_bindgen_futures, Context, Date, DurableObject, Env,
-    Headers, Method, Request, RequestInit, Response, ScheduledTime, SqlStorage, SqlStorageValue,
-    State, Storage,
+    durable_object, js_sys, wasm_bindgen_futures, DurableObject, Env, Request, Response,
+    ScheduledTime, State, Storage,
 };
 
-use crate::api::{self, MAX_BODY};
-use crate::front::token::{Keyring, KeyringError};
-use crate::front::{self, FrontConfig, Incoming, Plan};
 use crate::object::raise::{RaiseAction, Raising};
-use crate::object::registry::{RegistryPage, RegistryRequest};
-use crate::object::schedule::{Clock, PUSH_EVERY_MS};
+use crate::object::registry::RegistryRequest;
+use crate::object::schedule::{self, AlarmSlot, Clock};
 use crate::object::serve::{Action, Finished, RaiseFor, Serving};
-use crate::object::store::{self, Sql, StoreError, Value};
+use crate::object::store::{self, Sql, StoreError};
 use crate::object::witness::{FenceMark, FenceRequest};
 use crate::object::{self, ObjectRequest};
-use crate::page::{self, PageRoute};
 use crate::shared::logline;
 use crate::shared::refusals::{Counted, Refusals};
-use crate::shared::response::{ApiError, Cors, HttpReply};
+use crate::shared::response::{ApiError, HttpReply};
+use crate::shared::runtime::{
+    call, env_text, now_ms, object_body, reply_or_unavailable, retention_ms, to_response, DoSql,
+    FENCE_BINDING, REGISTRY_BINDING, REGISTRY_NAME,
+};
 use crate::shared::settings;
-
-/// The binding of the namespace objects.
-const NAMESPACE_BINDING: &str = "NAMESPACE";
-/// The binding of the fence objects (one per namespace, the witness).
-const FENCE_BINDING: &str = "FENCE";
-/// The binding of the registry object.
-const REGISTRY_BINDING: &str = "REGISTRY";
-/// The one registry object's name.
-const REGISTRY_NAME: &str = "registry";
-/// How many namespace summaries a listing asks objects for at once.
-const LIST_BATCH: usize = 32;
-
-fn now_ms() -> i64 {
-    Date::now().as_millis() as i64
-}
-
-#[wasm_bindgen]
-extern "C" {
-    /// The storage object, seen through the one method `worker` 0.8.7 does
-    /// not bind.
-    #[wasm_bindgen(extends = js_sys::Object)]
-    type TxStorage;
-
-    /// `storage.transactionSync(fn)`: runs `fn` in a SQLite transaction,
-    /// rolled back if it throws (then rethrown).
-    #[wasm_bindgen(method, catch, js_name = transactionSync)]
-    fn transaction_sync(
-        this: &TxStorage,
-        body: &mut dyn FnMut() -> Result<JsValue, JsValue>,
-    ) -> Result<JsValue, JsValue>;
-}
-
-/// [`Sql`] over a Durable Object's SQLite storage.
-struct DoSql {
-    sql: SqlStorage,
-    storage: Storage,
-}
-
-impl DoSql {
-    fn new(state: &State) -> DoSql {
-        DoSql::from_storage(state.storage())
-    }
-
-    fn from_storage(storage: Storage) -> DoSql {
-        DoSql {
-            sql: storage.sql(),
-            storage,
-        }
-    }
-}
-
-fn to_value(v: SqlStorageValue) -> Value {
-    match v {
-        SqlStorageValue::Null => Value::Null,
-        SqlStorageValue::Integer(i) => Value::Int(i),
-        SqlStorageValue::Float(f) => Value::Real(f),
-        SqlStorageValue::String(s) => Value::Text(s),
-        SqlStorageValue::Boolean(b) => Value::Int(i64::from(b)),
-        SqlStorageValue::Blob(_) => Value::Null,
-    }
-}
-
-impl Sql for DoSql {
-    fn exec(&self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, StoreError> {
-        let err = |e: worker::Error| StoreError(e.to_string());
-        let mut bindings = Vec::with_capacity(params.len());
-        for p in params {
-            bindings.push(match p {
-                Value::Null => SqlStorageValue::Null,
-                // Refuses anything an f64 would round.
-                Value::Int(i) => SqlStorageValue::try_from_i64(*i).map_err(err)?,
-                Value::Real(f) => SqlStorageValue::Float(*f),
-                Value::Text(s) => SqlStorageValue::String(s.clone()),
-            });
-        }
-        let cursor = self.sql.exec(sql, bindings).map_err(err)?;
-        // Drain at once: the statement runs to completion here.
-        let mut rows = Vec::new();
-        for row in cursor.raw() {
-            rows.push(row.map_err(err)?.into_iter().map(to_value).collect());
-        }
-        Ok(rows)
-    }
-
-    fn size_bytes(&self) -> Option<u64> {
-        Some(self.sql.database_size() as u64)
-    }
-
-    fn atomically(
-        &self,
-        body: &mut dyn FnMut() -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
-        let mut failure: Option<StoreError> = None;
-        let mut run = || match body() {
-            Ok(()) => Ok(JsValue::UNDEFINED),
-            Err(e) => {
-                let js = JsValue::from_str(&e.0);
-                failure = Some(e);
-                // Thrown: the runtime rolls the transaction back.
-                Err(js)
-            }
-        };
-        let raw: &TxStorage = self.storage.as_raw().unchecked_ref();
-        let result = raw.transaction_sync(&mut run);
-        match result {
-            Ok(_) => Ok(()),
-            Err(js) => Err(failure.unwrap_or_else(|| {
-                StoreError(
-                    js.as_string()
-                        .unwrap_or_else(|| format!("transaction failed: {js:?}")),
-                )
-            })),
-        }
-    }
-}
-
-fn to_response(reply: HttpReply) -> worker::Result<Response> {
-    let mut resp = if reply.body.is_empty() {
-        Response::empty()?
-    } else {
-        Response::from_bytes(reply.body.into_bytes())?
-    }
-    .with_status(reply.status);
-    for (name, value) in &reply.headers {
-        resp.headers_mut().set(name, value)?;
-    }
-    Ok(resp)
-}
-
-fn reply_or_unavailable(r: worker::Result<Response>) -> worker::Result<Response> {
-    match r {
-        Ok(resp) => Ok(resp),
-        Err(e) => {
-            // The runtime's error text is for the logs, not the caller.
-            worker::console_error!("{}", logline::unavailable("runtime", &e.to_string()));
-            to_response(ApiError::unavailable(front::NOT_SERVING).reply())
-        }
-    }
-}
-
-/// Reads a whole request body for an object (sent by the front Worker).
-async fn object_body(req: &mut Request) -> Result<Vec<u8>, HttpReply> {
-    req.bytes()
-        .await
-        .map_err(|e| ApiError::unavailable(format!("could not read request: {e}")).reply())
-}
-
-fn env_text(env: &Env, name: &str) -> Option<String> {
-    // Read directly: `env.var` throws (uncatchably, hanging the request) on
-    // a binding that is null, as workerd's `fromEnvironment` makes of an
-    // unset variable.
-    js_sys::Reflect::get(env, &JsValue::from_str(name))
-        .ok()
-        .and_then(|v| v.as_string())
-}
-
-/// The grant retention in seconds, from the environment's texts, checked:
-/// `RANGEID_GRANT_RETENTION_SECONDS`, or in the test build its test-only
-/// override when set.
-fn grant_retention(configured: Option<&str>, _test_only: Option<&str>) -> Result<u64, String> {
-    #[cfg(feature = "test-switches")]
-    if let Some(secs) = crate::shared::test_switches::grant_retention(_test_only) {
-        return secs;
-    }
-    settings::grant_retention(configured)
-}
-
-/// The text of the test-only retention override (always `None` in the
-/// production build, which does not know the variable).
-fn test_retention_text(_env: &Env) -> Option<String> {
-    #[cfg(feature = "test-switches")]
-    return env_text(_env, crate::shared::test_switches::GRANT_RETENTION_SECONDS);
-    #[cfg(not(feature = "test-switches"))]
-    None
-}
-
-/// The grant retention in ms, from the environment, checked.
-fn retention_ms(env: &Env) -> Result<i64, String> {
-    grant_retention(
-        env_text(env, "RANGEID_GRANT_RETENTION_SECONDS").as_deref(),
-        test_retention_text(env).as_deref(),
-    )
-    .map(|s| (s as i64).saturating_mul(1000))
-}
 
 /// Asks the fence object (the witness) of `ns` something; its answer.
 async fn ask_witness(env: &Env, ns: &NsName, request: &FenceRequest) -> Result<Witnessed, String> {
@@ -300,10 +109,8 @@ pub struct Namespace {
     sql: DoSql,
     schema: Result<(), StoreError>,
     retention: Result<i64, String>,
-    // Whether `alarm_at` was read from storage since this instance started.
-    alarm_checked: Cell<bool>,
-    // When the stored alarm is due (ms), if one is.
-    alarm_at: Cell<Option<i64>>,
+    // The stored alarm, as this instance knows it.
+    alarm: Cell<AlarmSlot>,
     // Whether this instance heard from its witness (and applied what it
     // said) since it started; no grant or floor before that.
     gate: Rc<Gate>,
@@ -403,8 +210,7 @@ impl DurableObject for Namespace {
             schema,
             retention,
             check_every,
-            alarm_checked: Cell::new(false),
-            alarm_at: Cell::new(None),
+            alarm: Cell::new(AlarmSlot::default()),
             gate,
             raising: Rc::new(RefCell::new(None)),
             waiting: Cell::new(0),
@@ -443,8 +249,7 @@ impl DurableObject for Namespace {
         let now = now_ms();
         // This alarm has fired: none is due now. An alarm asked for while
         // this handler awaits is kept (merged below), not lost.
-        self.alarm_at.set(None);
-        self.alarm_checked.set(true);
+        self.update_alarm(AlarmSlot::handle_fired);
         // An object whose namespace does not exist (any more, after a
         // restore to before its creation) keeps no alarm; storage that
         // cannot be read is an error, so the runtime retries the alarm
@@ -473,9 +278,9 @@ impl DurableObject for Namespace {
             Ok(prune_at) => {
                 let at = self
                     .clock(now_ms())
-                    .next_alarm(prune_at, self.alarm_at.get());
+                    .next_alarm(prune_at, self.alarm.get().asked());
                 self.set_alarm_at(at).await?;
-                self.alarm_at.set(Some(at));
+                self.update_alarm(|slot| slot.handle_set(at));
             }
             // Thrown: the runtime retries the alarm.
             Err(e) => return Err(worker::Error::RustError(e.to_string())),
@@ -608,7 +413,7 @@ impl Namespace {
 
     /// After a new grant: raise the fence ahead of need when it is near (in
     /// the background), and make sure an alarm pushes the summary to the
-    /// registry within PUSH_EVERY_MS (and later prunes the grant).
+    /// registry within `schedule::PUSH_EVERY_MS` (and later prunes the grant).
     async fn after_grant(&self, granted_at: i64) {
         if self.raising.borrow().is_none() {
             if let (Ok(Some(target)), Ok(Some(row))) = (
@@ -620,10 +425,10 @@ impl Namespace {
                 drop(self.raise(*row.state.name(), target));
             }
         }
-        // The registry's copy trails by at most PUSH_EVERY_MS: the alarm
+        // The registry's copy trails by at most `schedule::PUSH_EVERY_MS`: the alarm
         // pushes it (at once when the last push is that old), off the
         // grant's path, so a slow registry never delays a grant.
-        self.alarm_no_later_than(self.pushed_at.get() + PUSH_EVERY_MS)
+        self.alarm_no_later_than(schedule::push_due_by(self.pushed_at.get()))
             .await;
     }
 
@@ -646,16 +451,21 @@ impl Namespace {
             summary: text,
             at: now,
         };
-        if let Err(e) = call_registry(&self.env, &put).await {
-            worker::console_warn!("registry push: {}", e.body);
+        let Ok(payload) = serde_json::to_string(&put) else {
+            return;
+        };
+        match call(&self.env, REGISTRY_BINDING, REGISTRY_NAME, payload).await {
+            Ok(reply) if reply.status == 200 => {}
+            Ok(reply) => worker::console_warn!("registry push: {} {}", reply.status, reply.body),
+            Err(e) => worker::console_warn!("registry push: {e}"),
         }
     }
 
     /// Counts one refusal; storage and the registry learn of it with the
-    /// next push, at most `PUSH_EVERY_MS` later.
+    /// next push, at most `schedule::PUSH_EVERY_MS` later.
     async fn count(&self, kind: Counted) {
         self.pending.borrow_mut().add(kind);
-        self.alarm_no_later_than(self.pushed_at.get() + PUSH_EVERY_MS)
+        self.alarm_no_later_than(schedule::push_due_by(self.pushed_at.get()))
             .await;
     }
 
@@ -722,467 +532,27 @@ impl Namespace {
     /// unless it moves the alarm earlier. Failing here delays pruning or a
     /// listing's refresh only, so errors are logged, not returned.
     async fn alarm_no_later_than(&self, at: i64) {
-        if !self.alarm_checked.get() {
+        if self.alarm.get().needs_read() {
             match self.state.storage().get_alarm().await {
-                Ok(pending) => {
-                    self.alarm_at.set(pending);
-                    self.alarm_checked.set(true);
-                }
+                Ok(stored) => self.update_alarm(|slot| slot.handle_read(stored)),
                 Err(e) => {
                     worker::console_warn!("get_alarm: {e}");
                     return;
                 }
             }
         }
-        if self.alarm_at.get().is_some_and(|t| t <= at) {
+        let Some(at) = self.alarm.get().to_set(at) else {
             return;
-        }
+        };
         match self.set_alarm_at(at).await {
-            Ok(()) => self.alarm_at.set(Some(at)),
+            Ok(()) => self.update_alarm(|slot| slot.handle_set(at)),
             Err(e) => worker::console_warn!("set_alarm: {e}"),
         }
     }
-}
 
-/// The witness of one namespace's fence: one mark that only rises.
-#[durable_object(fetch)]
-pub struct Fence {
-    sql: DoSql,
-    schema: Result<(), StoreError>,
-    /// How this witness misbehaves on purpose (test build only).
-    #[cfg(feature = "test-switches")]
-    switches: crate::shared::test_switches::Witness,
-    /// How many more raises this instance acknowledges (test build only).
-    #[cfg(feature = "test-switches")]
-    raises_left: Cell<Option<u64>>,
-}
-
-impl DurableObject for Fence {
-    fn new(state: State, _env: Env) -> Self {
-        let sql = DoSql::new(&state);
-        let schema = store::migrate(&sql, store::FENCE_MIGRATIONS);
-        #[cfg(feature = "test-switches")]
-        let switches =
-            crate::shared::test_switches::Witness::from_env(|name| env_text(&_env, name));
-        Self {
-            sql,
-            schema,
-            #[cfg(feature = "test-switches")]
-            switches,
-            #[cfg(feature = "test-switches")]
-            raises_left: Cell::new(switches.raises_left),
-        }
+    fn update_alarm(&self, change: impl FnOnce(&mut AlarmSlot)) {
+        let mut slot = self.alarm.get();
+        change(&mut slot);
+        self.alarm.set(slot);
     }
-
-    async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
-        #[cfg(feature = "test-switches")]
-        if self.switches.down {
-            return Err(worker::Error::RustError(
-                "witness down (test switch)".into(),
-            ));
-        }
-        let reply = match (&self.schema, object_body(&mut req).await) {
-            (Err(e), _) => ApiError::unavailable(format!("storage not ready: {e}")).reply(),
-            (_, Err(reply)) => reply,
-            (Ok(()), Ok(bytes)) => match serde_json::from_slice::<FenceRequest>(&bytes) {
-                Err(e) => ApiError::unavailable(format!("bad fence request: {e}")).reply(),
-                Ok(request) => {
-                    #[cfg(feature = "test-switches")]
-                    let request = match self.test_switched(request) {
-                        Some(r) => r,
-                        None => {
-                            return Err(worker::Error::RustError(
-                                "witness down after its raises (test switch)".into(),
-                            ))
-                        }
-                    };
-                    object::witness::handle(&self.sql, &request)
-                }
-            },
-        };
-        reply_or_unavailable(to_response(reply))
-    }
-}
-
-#[cfg(feature = "test-switches")]
-impl Fence {
-    /// `request` as the test switches change it, or `None` when this
-    /// witness has acknowledged all the raises it was allowed.
-    fn test_switched(&self, mut request: FenceRequest) -> Option<FenceRequest> {
-        if !matches!(request, FenceRequest::Raise { .. }) {
-            return Some(request);
-        }
-        if self.switches.marks_all {
-            request = FenceRequest::Raise {
-                to: DecBound(1 << 64),
-            };
-        }
-        match self.raises_left.get() {
-            Some(0) => return None,
-            Some(n) => self.raises_left.set(Some(n - 1)),
-            None => {}
-        }
-        Some(request)
-    }
-}
-
-/// The list of namespaces and their pushed summaries.
-#[durable_object(fetch)]
-pub struct Registry {
-    sql: DoSql,
-    schema: Result<(), StoreError>,
-}
-
-impl DurableObject for Registry {
-    fn new(state: State, _env: Env) -> Self {
-        let sql = DoSql::new(&state);
-        let schema = store::migrate(&sql, store::REGISTRY_MIGRATIONS);
-        Self { sql, schema }
-    }
-
-    async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
-        let reply = match (&self.schema, object_body(&mut req).await) {
-            (Err(e), _) => ApiError::unavailable(format!("storage not ready: {e}")).reply(),
-            (_, Err(reply)) => reply,
-            (Ok(()), Ok(bytes)) => match serde_json::from_slice::<RegistryRequest>(&bytes) {
-                Err(e) => ApiError::unavailable(format!("bad registry request: {e}")).reply(),
-                Ok(request) => object::registry::handle(&self.sql, &request, now_ms()),
-            },
-        };
-        reply_or_unavailable(to_response(reply))
-    }
-}
-
-/// The signing keys: a secret, or a plain variable locally (both strings).
-fn signing_keys_text(env: &Env) -> Option<String> {
-    env_text(env, "RANGEID_SIGNING_KEYS")
-}
-
-/// The parsed configuration and the raw texts it was parsed from.
-struct CachedConfig {
-    texts: [Option<String>; 5],
-    config: Rc<FrontConfig>,
-}
-
-thread_local! {
-    static CONFIG: RefCell<Option<CachedConfig>> = const { RefCell::new(None) };
-}
-
-/// The front configuration, parsed once per isolate (and again only if
-/// the environment's texts change).
-fn front_config(env: &Env) -> Rc<FrontConfig> {
-    let texts = [
-        signing_keys_text(env),
-        env_text(env, "RANGEID_CORS_ORIGINS"),
-        env_text(env, "RANGEID_TOKEN_AUDIENCE"),
-        env_text(env, "RANGEID_GRANT_RETENTION_SECONDS"),
-        test_retention_text(env),
-    ];
-    CONFIG.with(|cell| {
-        let mut cached = cell.borrow_mut();
-        if let Some(c) = cached.as_ref() {
-            if c.texts == texts {
-                return Rc::clone(&c.config);
-            }
-        }
-        let keys = match &texts[0] {
-            Some(text) => Keyring::from_json(text),
-            None => Err(KeyringError("RANGEID_SIGNING_KEYS is not set".into())),
-        };
-        let config = Rc::new(FrontConfig {
-            keys,
-            cors: Cors::parse(texts[1].as_deref().unwrap_or("")),
-            audience: settings::audience(texts[2].as_deref()),
-            retention: grant_retention(texts[3].as_deref(), texts[4].as_deref()),
-        });
-        *cached = Some(CachedConfig {
-            texts,
-            config: Rc::clone(&config),
-        });
-        config
-    })
-}
-
-/// Sends `payload` to the object `name` of `binding`; any failure to get an
-/// answer is an `Err` with the runtime's message.
-async fn call(env: &Env, binding: &str, name: &str, payload: String) -> Result<HttpReply, String> {
-    let inner = async {
-        let ns = env.durable_object(binding)?;
-        let stub = ns.id_from_name(name)?.get_stub()?;
-        let mut init = RequestInit::new();
-        init.with_method(Method::Post)
-            .with_body(Some(JsValue::from_str(&payload)));
-        let req = Request::new_with_init("https://object/", &init)?;
-        let mut resp = stub.fetch_with_request(req).await?;
-        let status = resp.status_code();
-        let body = resp.text().await?;
-        let mut reply = HttpReply {
-            status,
-            headers: Vec::new(),
-            body,
-        };
-        for name in ["content-type", "cache-control", "retry-after", "allow"] {
-            if let Some(v) = resp.headers().get(name)? {
-                reply.set_header(name, v);
-            }
-        }
-        worker::Result::Ok(reply)
-    };
-    inner.await.map_err(|e: worker::Error| e.to_string())
-}
-
-async fn call_namespace(env: &Env, ns: &NsName, request: &ObjectRequest) -> HttpReply {
-    let payload = match serde_json::to_string(request) {
-        Ok(p) => p,
-        Err(e) => return ApiError::unavailable(format!("could not encode: {e}")).reply(),
-    };
-    match call(env, NAMESPACE_BINDING, ns.as_str(), payload).await {
-        Ok(reply) => {
-            let (reply, detail) = front::screen_object_reply(reply);
-            if let Some(detail) = detail {
-                let source = format!("namespace {ns}");
-                worker::console_error!("{}", logline::unavailable(&source, &detail));
-            }
-            reply
-        }
-        Err(e) => {
-            worker::console_error!("namespace object {ns}: {e}");
-            front::object_failed(&e)
-        }
-    }
-}
-
-async fn call_registry(env: &Env, request: &RegistryRequest) -> Result<HttpReply, HttpReply> {
-    let payload = serde_json::to_string(request)
-        .map_err(|e| ApiError::unavailable(format!("could not encode: {e}")).reply())?;
-    match call(env, REGISTRY_BINDING, REGISTRY_NAME, payload).await {
-        Ok(reply) if reply.status == 200 => Ok(reply),
-        Ok(reply) => {
-            let (reply, detail) = front::screen_object_reply(reply);
-            if let Some(detail) = detail {
-                worker::console_error!("{}", logline::unavailable("registry", &detail));
-            }
-            Err(reply)
-        }
-        Err(e) => {
-            worker::console_error!("registry: {e}");
-            Err(front::object_failed(&e))
-        }
-    }
-}
-
-async fn execute(plan: Plan, env: &Env) -> HttpReply {
-    match plan {
-        Plan::Reply(reply) => reply,
-        Plan::Object { namespace, request } => call_namespace(env, &namespace, &request).await,
-        Plan::Create { namespace, request } => {
-            // The registry first: a listing never misses a namespace that
-            // exists, and a retry of a creation whose object write failed
-            // finds the name there and completes it.
-            if let Err(failed) = call_registry(env, &RegistryRequest::Add { namespace }).await {
-                return failed;
-            }
-            call_namespace(env, &namespace, &request).await
-        }
-        Plan::List { limit, after, only } => match listing(env, limit, after, only).await {
-            Ok((texts, next_after)) => front::list_reply(&texts, next_after),
-            Err(failed) => failed,
-        },
-        Plan::Metrics { only } => {
-            let (mut all, mut after) = (Vec::new(), None);
-            loop {
-                match listing(env, api::MAX_LIMIT, after, only.clone()).await {
-                    Ok((texts, next)) => {
-                        all.extend(texts);
-                        match next {
-                            Some(n) => after = Some(n),
-                            None => break,
-                        }
-                    }
-                    Err(failed) => return failed,
-                }
-            }
-            front::metrics_reply(&all)
-        }
-    }
-}
-
-/// One page of the namespace listing: each namespace's summary as its
-/// object last pushed it to the registry (asking the object only when it
-/// never pushed one), in name order, and the next page's `after`.
-async fn listing(
-    env: &Env,
-    limit: u32,
-    after: Option<NsName>,
-    only: Option<Vec<NsName>>,
-) -> Result<(Vec<String>, Option<NsName>), HttpReply> {
-    let listed = call_registry(env, &RegistryRequest::List { limit, after, only }).await?;
-    let page: RegistryPage = serde_json::from_str(&listed.body)
-        .map_err(|e| ApiError::unavailable(format!("registry answer: {e}")).reply())?;
-    let mut summaries = Vec::with_capacity(page.namespaces.len());
-    let mut missing = Vec::new();
-    for (i, l) in page.namespaces.iter().enumerate() {
-        match &l.summary {
-            Some(s) => summaries.push((i, s.clone())),
-            None => missing.push((i, l.namespace)),
-        }
-    }
-    for batch in missing.chunks(LIST_BATCH) {
-        let replies = join_all(batch.iter().map(|(i, namespace)| async move {
-            let request = ObjectRequest::Summary {
-                namespace: *namespace,
-            };
-            (*i, call_namespace(env, namespace, &request).await)
-        }))
-        .await;
-        for (i, r) in replies {
-            match r.status {
-                200 => summaries.push((i, r.body)),
-                404 => {}
-                _ => return Err(r),
-            }
-        }
-    }
-    summaries.sort_by_key(|(i, _)| *i);
-    Ok((
-        summaries.into_iter().map(|(_, s)| s).collect(),
-        page.next_after,
-    ))
-}
-
-/// Reads at most `MAX_BODY + 1` bytes of the body: `None` when it is longer
-/// (declared or found so), without buffering the rest.
-async fn capped_body(req: &mut Request) -> Result<Option<Vec<u8>>, HttpReply> {
-    let declared: Option<usize> = req
-        .headers()
-        .get("content-length")
-        .ok()
-        .flatten()
-        .and_then(|v| v.trim().parse().ok());
-    if declared.is_some_and(|n| n > MAX_BODY) {
-        return Ok(None);
-    }
-    let mut stream = match req.stream() {
-        Ok(s) => s,
-        // No body at all.
-        Err(_) => return Ok(Some(Vec::new())),
-    };
-    let mut body = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk =
-            chunk.map_err(|_| ApiError::invalid("could not read the request body").reply())?;
-        body.extend_from_slice(&chunk);
-        if body.len() > MAX_BODY {
-            return Ok(None);
-        }
-    }
-    Ok(Some(body))
-}
-
-async fn handle(mut req: Request, env: &Env) -> HttpReply {
-    let config = front_config(env);
-    let method = req.inner().method().to_ascii_uppercase();
-    let url = match req.url() {
-        Ok(u) => u,
-        Err(_) => return ApiError::invalid("unreadable URL").reply(),
-    };
-    let header = |name: &str| req.headers().get(name).ok().flatten();
-    let authorization = header("authorization");
-    let origin = header("origin");
-    let own_origin = url.origin().ascii_serialization();
-    let head = Incoming {
-        method: &method,
-        path: url.path(),
-        query: url.query().unwrap_or(""),
-        authorization: authorization.as_deref(),
-        origin: origin.as_deref(),
-        own_origin: &own_origin,
-        body: None,
-    };
-    let now = Date::now().as_millis() / 1000;
-    // Route, origin and token first: no unauthenticated body is read.
-    let plan = match front::plan_before_body(&head, &config, now) {
-        Some(plan) => plan,
-        None => {
-            let body = match capped_body(&mut req).await {
-                Ok(b) => b,
-                Err(reply) => return reply,
-            };
-            front::plan(
-                &Incoming {
-                    body: body.as_deref(),
-                    ..head
-                },
-                &config,
-                now,
-            )
-        }
-    };
-    if let (Some(problem), Plan::Reply(reply)) = (config.problem(), &plan) {
-        if reply.status == 503 {
-            worker::console_error!("{}", logline::config_refused(&problem));
-        }
-    }
-    let mut reply = execute(plan, env).await;
-    config.cors.decorate(origin.as_deref(), &mut reply);
-    if method == "HEAD" {
-        reply.body.clear();
-    }
-    reply
-}
-
-/// Serves one admin page file from the `ASSETS` binding with the headers
-/// [`page::decorate`] decides.
-async fn serve_page(req: &Request, env: &Env, route: PageRoute) -> worker::Result<Response> {
-    let (path, kind) = match route {
-        PageRoute::Redirect(to) => return to_response(page::redirect(to)),
-        PageRoute::File { path, kind } => (path, kind),
-    };
-    let Ok(assets) = env.assets("ASSETS") else {
-        return to_response(
-            ApiError::new(
-                ErrorCode::NotFound,
-                "the admin page is not served here (no ASSETS binding)",
-            )
-            .reply(),
-        );
-    };
-    let mut url = req.url()?;
-    url.set_path(&path);
-    url.set_query(None);
-    let fetched = assets.fetch(url.to_string(), None).await?;
-    if fetched.status_code() != 200 {
-        let missing = ApiError::new(ErrorCode::NotFound, "no such file");
-        return to_response(missing.reply());
-    }
-    let mut decorated = HttpReply::empty(200);
-    page::decorate(kind, &mut decorated);
-    let mut resp = if req.method() == Method::Head {
-        Response::empty()?
-    } else {
-        fetched
-    };
-    let headers = Headers::new();
-    for (name, value) in &decorated.headers {
-        headers.set(name, value)?;
-    }
-    resp = resp.with_headers(headers).with_status(200);
-    Ok(resp)
-}
-
-#[event(fetch)]
-async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
-    let method = req.inner().method().to_ascii_uppercase();
-    let path = req.path();
-    if let Some(route) = page::page_route(&method, &path) {
-        return match route {
-            Ok(route) => serve_page(&req, &env, route).await,
-            Err(e) => reply_or_unavailable(to_response(e.reply())),
-        };
-    }
-    let reply = handle(req, &env).await;
-    if let Some(line) = logline::auth_refused(&method, &path, &reply) {
-        worker::console_log!("{line}");
-    }
-    reply_or_unavailable(to_response(reply))
 }
