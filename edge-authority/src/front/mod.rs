@@ -417,8 +417,10 @@ pub fn list_reply(summaries: &[String], next_after: Option<Namespace>) -> HttpRe
 /// The answer to [`Plan::Metrics`]: the summaries' JSON texts as
 /// Prometheus text.
 pub fn metrics_reply(summaries: &[String]) -> HttpReply {
-    let values: Result<Vec<serde_json::Value>, _> =
-        summaries.iter().map(|s| serde_json::from_str(s)).collect();
+    let values: Result<Vec<_>, _> = summaries
+        .iter()
+        .map(|s| crate::front::metrics::SummaryView::parse(s))
+        .collect();
     match values {
         Ok(v) => {
             let mut reply = HttpReply::empty(200);
