@@ -7,6 +7,13 @@
 //! or unauthorized ever reaches storage. The body is read only after the
 //! route, origin and token passed ([`plan_before_body`]), and at most
 //! [`api::MAX_BODY`] + 1 bytes of it.
+//!
+//! - [`route`]: method and path to a route; 404 and 405.
+//! - [`token`]: HS256 and EdDSA bearer tokens, roles and namespace scopes.
+//! - [`listing`]: the namespace listing and the metrics scrape, as state
+//!   machines.
+//! - [`metrics`]: `/v1/metrics` in the Prometheus text format.
+//! - `driver` (wasm32 only): the `fetch` event, which pumps all of these.
 
 pub mod listing;
 pub mod metrics;

@@ -11,8 +11,9 @@
 //! extended, with its usage) and the minute bucket in one transaction
 //! ([`Sql::atomically`], `transactionSync` on the runtime). A grant that
 //! would pass the fence is not written: [`handle`] answers
-//! [`Step::RaiseFence`] and the driver has the witness raise its mark,
-//! applies its answer ([`grant::witnessed`]) and asks again. Admin actions
+//! [`Step::RaiseFence`], and [`serve::Serving`] has the driver raise the
+//! witness's mark ([`raise::Raising`] applies its answer with
+//! [`grant::witnessed`]) and handles the request again. Admin actions
 //! write their audit entry in the same transaction as the change. A failed
 //! write commits nothing and answers `503 unavailable`.
 //!
@@ -27,6 +28,12 @@
 //! - [`registry`]: the list of namespaces.
 //! - [`schedule`]: when the alarm is due and what it does: pushes,
 //!   pruning, and the periodic check-in (witness, registry).
+//! - [`serve`]: how the namespace object serves one request (the order of
+//!   the witness's raise or read and the commit), as a state machine.
+//! - [`raise`]: one raise of the witness, with its retries.
+//! - [`store`]: the SQLite schema and the 20-digit TEXT row codec.
+//! - `driver` (wasm32 only): one runtime driver per Durable Object class,
+//!   pumping the machines above.
 
 use rangeid_core::wire::{DecBound, DecU64};
 use rangeid_core::{GrantRequest, Namespace};

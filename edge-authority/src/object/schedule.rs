@@ -7,7 +7,9 @@
 //! every `check_every_ms` even when the namespace is idle: it reads its
 //! witness (a witness that went back is raised back before a later restore
 //! of this object can matter) and re-registers with the registry (a
-//! registry restored to an older copy lists it again).
+//! registry restored to an older copy lists it again). [`AlarmSlot`] keeps
+//! the stored alarm in memory, so moving it costs a storage call only when
+//! it moves earlier.
 
 /// A namespace object pushes its summary to the registry at most this
 /// often, in ms.
