@@ -11,7 +11,7 @@
 #   edge-authority/scripts/build.sh --test-switches   # build-test/: for tests only
 #
 # --test-switches builds the same Worker with the cargo feature
-# test-switches (src/test_switches.rs: RANGEID_TEST_ONLY_*) into
+# test-switches (src/shared/test_switches.rs: RANGEID_TEST_ONLY_*) into
 # build-test/, which only the drills that need a switch run
 # (scripts/test-switches.mjs); never deploy it.
 set -euo pipefail

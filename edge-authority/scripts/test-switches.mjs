@@ -1,4 +1,4 @@
-// The authority's test-only switches (edge-authority/src/test_switches.rs,
+// The authority's test-only switches (edge-authority/src/shared/test_switches.rs,
 // the `test-switches` cargo feature): their names, the test build's
 // workerd configuration, and the check that nothing that ships holds them.
 //

@@ -25,7 +25,7 @@ use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use proptest::prelude::*;
 use proptest::sample::Index;
-use rangeid_authority::token::{
+use rangeid_authority::front::token::{
     bearer, ed25519_public, mint_with, verify, Claims, Key, Keyring, Role, Scope, SigningKey,
     TokenError, CLOCK_SKEW_SECS, MAX_NAMESPACES, MAX_SUB_LEN, MAX_TOKEN_LEN, MIN_KEY_LEN,
 };

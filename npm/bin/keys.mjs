@@ -1,5 +1,5 @@
 // Signing keys and tokens for the rangeid authority, with the authority's
-// rules (edge-authority/src/token.rs): the key map, which key signs,
+// rules (edge-authority/src/front/token.rs): the key map, which key signs,
 // HS256 and EdDSA (Ed25519) tokens, lifetimes, and making keys. Node's
 // built-ins only; the `rangeid keygen` and `rangeid token` commands
 // (rangeid.mjs) are its user interface.
@@ -23,7 +23,7 @@ const fail = (message) => {
 export const KID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 const DIGITS_RE = /^[0-9]+$/;
 const B64URL_RE = /^[A-Za-z0-9_-]*$/;
-// The authority's limits (edge-authority/src/token.rs).
+// The authority's limits (edge-authority/src/front/token.rs).
 const MIN_SECRET_BYTES = 32;
 const MAX_SUB_BYTES = 128;
 const MAX_AUD_BYTES = 256;

@@ -11,8 +11,10 @@ use serde_json::{json, Value as Json};
 
 use super::{load, load_any, spans, summary_of, unavailable};
 use crate::api::LimitsChange;
-use crate::response::{ApiError, HttpReply};
-use crate::store::{NamespaceRow, Sql, StoreError, Value, INSERT_NAMESPACE, UPDATE_NAMESPACE};
+use crate::object::store::{
+    NamespaceRow, Sql, StoreError, Value, INSERT_NAMESPACE, UPDATE_NAMESPACE,
+};
+use crate::shared::response::{ApiError, HttpReply};
 
 /// Writes an audit entry.
 pub(crate) fn audit(

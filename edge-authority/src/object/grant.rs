@@ -13,10 +13,10 @@ use rangeid_core::{decide, Decision, Grant, GrantRequest, NamespaceState};
 use serde_json::json;
 
 use super::{admin, load, load_any, spans, unavailable, Outcome, Step};
-use crate::refusals::Counted;
-use crate::response::ApiError;
-use crate::store::{self, NamespaceRow, Sql, StoreError};
-use crate::summary::MINUTE_MS;
+use crate::object::store::{self, NamespaceRow, Sql, StoreError};
+use crate::shared::refusals::Counted;
+use crate::shared::response::ApiError;
+use crate::shared::summary::MINUTE_MS;
 
 /// Decides a range request from `owner` and commits what was decided.
 /// `waiting` is what other requests of this object, waiting for the fence

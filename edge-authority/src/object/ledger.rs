@@ -11,9 +11,9 @@ use rangeid_core::ledger::Span;
 
 use super::spans::{self, SPAN_COLUMNS};
 use super::{load, unavailable};
-use crate::response::{ApiError, HttpReply};
-use crate::store::{self, int, opt_int, opt_text, text, Sql, StoreError, Value};
-use crate::summary::{rfc3339, MINUTE_MS};
+use crate::object::store::{self, int, opt_int, opt_text, text, Sql, StoreError, Value};
+use crate::shared::response::{ApiError, HttpReply};
+use crate::shared::summary::{rfc3339, MINUTE_MS};
 
 /// How long minute buckets are kept: a day.
 pub const RATES_KEPT_MS: i64 = 86_400_000;

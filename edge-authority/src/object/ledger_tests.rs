@@ -11,7 +11,7 @@ use super::tests::{
 };
 use super::*;
 use crate::api::{LimitsChange, Setting};
-use crate::store::mem::MemSql;
+use crate::object::store::mem::MemSql;
 
 fn rows(db: &MemSql) -> u64 {
     spans::budget(db).unwrap().0
@@ -19,7 +19,7 @@ fn rows(db: &MemSql) -> u64 {
 
 fn stored_rows(db: &MemSql) -> u64 {
     let r = db.exec("SELECT COUNT(*) FROM grants", &[]).unwrap();
-    crate::store::int(&r[0], 0).unwrap() as u64
+    crate::object::store::int(&r[0], 0).unwrap() as u64
 }
 
 fn limits(name: &str, rate: Setting, total: Setting, sub: Setting) -> ObjectRequest {

@@ -11,8 +11,9 @@
 //! extended, with its usage) and the minute bucket in one transaction
 //! ([`Sql::atomically`], `transactionSync` on the runtime). A grant that
 //! would pass the fence is not written: [`handle`] answers
-//! [`Step::RaiseFence`] and the driver has the witness raise its mark,
-//! applies its answer ([`grant::witnessed`]) and asks again. Admin actions
+//! [`Step::RaiseFence`], and [`serve::Serving`] has the driver raise the
+//! witness's mark ([`raise::Raising`] applies its answer with
+//! [`grant::witnessed`]) and handles the request again. Admin actions
 //! write their audit entry in the same transaction as the change. A failed
 //! write commits nothing and answers `503 unavailable`.
 //!
@@ -27,23 +28,34 @@
 //! - [`registry`]: the list of namespaces.
 //! - [`schedule`]: when the alarm is due and what it does: pushes,
 //!   pruning, and the periodic check-in (witness, registry).
+//! - [`serve`]: how the namespace object serves one request (the order of
+//!   the witness's raise or read and the commit), as a state machine.
+//! - [`raise`]: one raise of the witness, with its retries.
+//! - [`store`]: the SQLite schema and the 20-digit TEXT row codec.
+//! - `driver` (wasm32 only): one runtime driver per Durable Object class,
+//!   pumping the machines above.
 
 use rangeid_core::wire::{DecBound, DecU64};
 use rangeid_core::{GrantRequest, Namespace};
 use serde::{Deserialize, Serialize};
 
 use crate::api::LimitsChange;
-use crate::refusals::Counted;
-use crate::response::{ApiError, HttpReply};
-use crate::store::{self, NamespaceRow, Sql, StoreError, SELECT_NAMESPACE};
-use crate::summary::{summarize, LedgerJson, SubRows, Summary, MINUTE_MS};
+use crate::shared::refusals::Counted;
+use crate::shared::response::{ApiError, HttpReply};
+use crate::shared::summary::{summarize, LedgerJson, SubRows, Summary, MINUTE_MS};
+use store::{NamespaceRow, Sql, StoreError, SELECT_NAMESPACE};
 
 pub mod admin;
+#[cfg(target_arch = "wasm32")]
+mod driver;
 pub mod grant;
 pub mod ledger;
+pub mod raise;
 pub mod registry;
 pub mod schedule;
+pub mod serve;
 pub mod spans;
+pub mod store;
 pub mod transfer;
 pub mod witness;
 
@@ -177,6 +189,34 @@ impl ObjectRequest {
                 | ObjectRequest::Floor { .. }
                 | ObjectRequest::Export { .. }
         )
+    }
+
+    /// Whether the request, when it succeeds, changes what the namespace's
+    /// summary shows an admin (its configuration, status or limits): the
+    /// registry is then told at once, so a listing shows it. A grant's
+    /// change is pushed within [`schedule::PUSH_EVERY_MS`] instead; reads
+    /// change nothing.
+    pub fn changes_admin_state(&self) -> bool {
+        match self {
+            ObjectRequest::Create { .. }
+            | ObjectRequest::Floor { .. }
+            | ObjectRequest::SetFrozen { .. }
+            | ObjectRequest::Export { .. }
+            | ObjectRequest::Import { .. }
+            | ObjectRequest::SetLimits { .. } => true,
+            ObjectRequest::Grant { .. }
+            | ObjectRequest::Summary { .. }
+            | ObjectRequest::Grants { .. }
+            | ObjectRequest::Lookup { .. }
+            | ObjectRequest::Rates { .. }
+            | ObjectRequest::Audit { .. } => false,
+        }
+    }
+
+    /// Whether the answer shows the refusals counted so far (a summary):
+    /// the driver adds those it counted in memory to storage first.
+    pub fn shows_refusals(&self) -> bool {
+        matches!(self, ObjectRequest::Summary { .. })
     }
 
     /// The namespace the request is for (its object's name).

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::unavailable;
-use crate::response::HttpReply;
-use crate::store::{opt_int, opt_text, text, Sql, StoreError, Value};
+use crate::object::store::{opt_int, opt_text, text, Sql, StoreError, Value};
+use crate::shared::response::HttpReply;
 
 /// One request to the registry object.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,7 +7,9 @@
 //! every `check_every_ms` even when the namespace is idle: it reads its
 //! witness (a witness that went back is raised back before a later restore
 //! of this object can matter) and re-registers with the registry (a
-//! registry restored to an older copy lists it again).
+//! registry restored to an older copy lists it again). [`AlarmSlot`] keeps
+//! the stored alarm in memory, so moving it costs a storage call only when
+//! it moves earlier.
 
 /// A namespace object pushes its summary to the registry at most this
 /// often, in ms.
@@ -88,6 +90,61 @@ impl Clock {
             .flatten()
             .min()
             .unwrap_or(self.now + 1)
+    }
+}
+
+/// When a change the registry has not seen must be pushed at the latest:
+/// [`PUSH_EVERY_MS`] after the last push (a grant, a refusal counted).
+pub fn push_due_by(pushed_at: i64) -> i64 {
+    pushed_at.saturating_add(PUSH_EVERY_MS)
+}
+
+/// What a namespace object instance knows of its stored alarm: the stored
+/// one is read once per instance, then kept in memory, so a request costs
+/// no storage call unless it moves the alarm earlier.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AlarmSlot {
+    read: bool,
+    at: Option<i64>,
+}
+
+impl AlarmSlot {
+    /// Whether the stored alarm must be read first ([`AlarmSlot::handle_read`]).
+    pub fn needs_read(&self) -> bool {
+        !self.read
+    }
+
+    /// The stored alarm, as read.
+    pub fn handle_read(&mut self, stored: Option<i64>) {
+        self.read = true;
+        self.at = stored;
+    }
+
+    /// The alarm to set so that one is due no later than `at`, or `None`
+    /// when the one set is soon enough. Only after the stored one was read.
+    pub fn to_set(&self, at: i64) -> Option<i64> {
+        if !self.read || self.at.is_some_and(|t| t <= at) {
+            return None;
+        }
+        Some(at)
+    }
+
+    /// The alarm at `at` was set.
+    pub fn handle_set(&mut self, at: i64) {
+        self.at = Some(at);
+    }
+
+    /// The alarm fired: none is due now (an alarm asked for while its
+    /// handler runs is kept: [`AlarmSlot::asked`]).
+    pub fn handle_fired(&mut self) {
+        self.read = true;
+        self.at = None;
+    }
+
+    /// The alarm set in memory, if any: after one fired, one asked for
+    /// since.
+    pub fn asked(&self) -> Option<i64> {
+        self.at
     }
 }
 
@@ -186,5 +243,37 @@ mod tests {
         assert_eq!(c.next_alarm(Some(T + 5_000), None), T + 5_000);
         assert_eq!(c.next_alarm(None, Some(T + 4_000)), T + 4_000);
         assert_eq!(c.next_alarm(None, None), T + REFRESH_AFTER_MS);
+    }
+
+    #[test]
+    fn the_stored_alarm_is_read_once_and_only_moved_earlier() {
+        let mut slot = AlarmSlot::default();
+        assert!(slot.needs_read());
+        assert_eq!(slot.to_set(T), None, "not before the stored one is read");
+        slot.handle_read(Some(T + 5_000));
+        assert!(!slot.needs_read());
+        assert_eq!(slot.to_set(T + 9_000), None, "the one set is sooner");
+        assert_eq!(slot.to_set(T + 5_000), None);
+        assert_eq!(slot.to_set(T + 1_000), Some(T + 1_000));
+        slot.handle_set(T + 1_000);
+        assert_eq!(slot.to_set(T + 2_000), None);
+        // Fired: nothing set until asked again, and the read is not repeated.
+        slot.handle_fired();
+        assert_eq!(slot.asked(), None);
+        assert!(!slot.needs_read());
+        assert_eq!(slot.to_set(T + 60_000), Some(T + 60_000));
+        slot.handle_set(T + 60_000);
+        assert_eq!(slot.asked(), Some(T + 60_000), "kept for the next alarm");
+        // None stored: the first ask sets one.
+        let mut empty = AlarmSlot::default();
+        empty.handle_read(None);
+        assert_eq!(empty.to_set(T), Some(T));
+    }
+
+    #[test]
+    fn a_change_is_pushed_within_push_every() {
+        assert_eq!(push_due_by(T), T + PUSH_EVERY_MS);
+        assert_eq!(push_due_by(0), PUSH_EVERY_MS, "never pushed: at once");
+        assert_eq!(push_due_by(i64::MAX), i64::MAX);
     }
 }

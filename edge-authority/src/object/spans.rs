@@ -14,7 +14,7 @@ use rangeid_core::authority::Owner;
 use rangeid_core::ledger::{span_for, Bucket, LedgerView, Limits, Record, Span, SpanKey, Usage};
 use rangeid_core::{GrantRequest, Incarnation, RequestId};
 
-use crate::store::{int, opt_int, pad, text, unpad, unpad_u64, Sql, StoreError, Value};
+use crate::object::store::{int, opt_int, pad, text, unpad, unpad_u64, Sql, StoreError, Value};
 
 /// The columns of a span row, in [`decode`]'s order.
 pub const SPAN_COLUMNS: &str = "owner, incarnation, request_id, grants, start, end, at, last_at";
@@ -325,8 +325,8 @@ fn grants_value(grants: u64) -> Result<Value, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::mem::MemSql;
-    use crate::store::{migrate, NAMESPACE_MIGRATIONS};
+    use crate::object::store::mem::MemSql;
+    use crate::object::store::{migrate, NAMESPACE_MIGRATIONS};
     use rangeid_core::{Grant, Namespace, Range};
 
     fn db() -> MemSql {

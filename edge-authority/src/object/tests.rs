@@ -2,8 +2,8 @@ use std::cell::Cell;
 
 use super::registry::{RegistryPage, RegistryRequest};
 use super::*;
-use crate::store::mem::MemSql;
-use crate::store::{migrate, Value, NAMESPACE_MIGRATIONS, REGISTRY_MIGRATIONS};
+use crate::object::store::mem::MemSql;
+use crate::object::store::{migrate, Value, NAMESPACE_MIGRATIONS, REGISTRY_MIGRATIONS};
 use rangeid_core::fence::{Phase, Witnessed};
 use rangeid_core::{Incarnation, RequestId};
 use serde_json::Value as Json;
@@ -13,36 +13,58 @@ thread_local! {
     static WITNESS: Cell<u128> = const { Cell::new(0) };
 }
 
-/// Runs a request as the Worker's driver does: a fence raise goes to the
-/// witness, the acknowledged mark is recorded, and the request handled again.
+/// Runs a request as the Worker's driver does ([`serve::Serving`]): a raise
+/// goes to the witness ([`raise`]), an export reads it, and the request is
+/// handled again.
 pub(super) fn run(db: &impl Sql, r: &ObjectRequest, now: i64) -> Outcome {
-    for _ in 0..8 {
-        match handle(db, r, 0, now) {
-            Step::Reply(o) => return o,
-            Step::RaiseFence { target } => {
-                raise(db, target);
+    let mut serving = serve::Serving::new(r);
+    loop {
+        match serving.poll(db, 0, now) {
+            serve::Action::Finish(f) => {
+                return Outcome {
+                    reply: f.reply,
+                    granted_at: f.granted_at,
+                    refused: f.counted.filter(|_| f.refused_grant),
+                }
             }
-            Step::ReadWitness => return transfer_tests::export_now(db, r, now),
+            serve::Action::Raise { target, .. } => {
+                raise(db, target);
+                serving.handle_raised(Ok(true));
+            }
+            serve::Action::ReadWitness => {
+                let got = Witnessed::read(WITNESS.with(Cell::get));
+                serving.handle_read(db, Ok(got), now);
+            }
+            serve::Action::PushSummary => {}
         }
     }
-    panic!("the fence never let {r:?} through");
 }
 
-/// A raise as the driver makes it: the mark asked for is recorded, the
-/// witness raises, and its answer is applied.
-pub(super) fn raise(db: &impl Sql, target: u128) -> grant::Heard {
-    let sent_at = grant::record_asked(db, target).unwrap().unwrap();
-    let answer = WITNESS.with(|w| {
+/// The test's witness, raised to at least `target`: its answer.
+pub(super) fn witness_raise(target: u128) -> Witnessed {
+    WITNESS.with(|w| {
         let was = w.get();
         w.set(rangeid_core::fence::witness_raise(was, target));
         Witnessed {
             mark: w.get(),
             was: Some(was),
         }
-    });
-    grant::witnessed(db, sent_at, answer, Phase::Running, T0)
-        .unwrap()
-        .unwrap()
+    })
+}
+
+/// A raise as the driver makes it ([`raise::Raising`]): the mark asked for
+/// is recorded, the witness raises, and its answer is applied.
+pub(super) fn raise(db: &impl Sql, target: u128) -> grant::Heard {
+    let mut raising = raise::Raising::new(target, None);
+    loop {
+        match raising.poll(db).unwrap() {
+            raise::RaiseAction::Ask { to } => {
+                raising.handle_answer(db, witness_raise(to), T0).unwrap();
+            }
+            raise::RaiseAction::Done(heard) => return heard.expect("no namespace"),
+            raise::RaiseAction::GaveUp => panic!("the witness stayed below the fence"),
+        }
+    }
 }
 
 /// A start (or check-in) as the driver makes it: the witness is read and
@@ -833,7 +855,7 @@ fn an_admin_change_without_its_audit_entry_commits_nothing() {
     };
     assert_eq!(run(&broken, &freeze, T0).reply.status, 503);
     let create = create_req("v", 1, 10, 1);
-    let fresh = crate::store::mem::MemSql::new();
+    let fresh = crate::object::store::mem::MemSql::new();
     migrate(&fresh, NAMESPACE_MIGRATIONS).unwrap();
     let broken_fresh = Failing {
         inner: &fresh,
@@ -890,7 +912,9 @@ fn a_floor_after_a_restore_waits_for_the_start_and_shows_the_rollback() {
     let actions = audit_actions(&db, "fl");
     assert!(actions.contains(&"fence_forward".to_owned()), "{actions:?}");
     // Had the floor raised the witness first, the start would read a mark
-    // the object asked for itself: no rollback to see.
+    // the object asked for itself: no rollback to see. (Another namespace
+    // object, with its own witness: the first one's floor raised it.)
+    WITNESS.with(|w| w.set(0));
     let db = self::db();
     call(&db, create_req("fl", 1, u64::MAX, 1_000));
     call(&db, grant_req("fl", "a", "r1", 100));

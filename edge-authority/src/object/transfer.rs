@@ -31,9 +31,9 @@ use rangeid_core::{ErrorCode, Namespace};
 use serde_json::json;
 
 use super::{admin, grant, load, load_any, summary_of, unavailable};
-use crate::response::{ApiError, HttpReply};
-use crate::store::{NamespaceRow, Sql, StoreError, INSERT_NAMESPACE};
-use crate::summary::rfc3339;
+use crate::object::store::{NamespaceRow, Sql, StoreError, INSERT_NAMESPACE};
+use crate::shared::response::{ApiError, HttpReply};
+use crate::shared::summary::rfc3339;
 
 /// An import's refusal as the API answers it (core's code and message).
 pub fn refusal(e: ImportError) -> ApiError {
@@ -131,7 +131,7 @@ fn imported_check(sql: &impl Sql) -> Result<Option<String>, StoreError> {
     let Some(row) = rows.first() else {
         return Ok(None);
     };
-    let after: serde_json::Value = serde_json::from_str(crate::store::text(row, 0)?)
+    let after: serde_json::Value = serde_json::from_str(crate::object::store::text(row, 0)?)
         .map_err(|e| StoreError(format!("stored import entry: {e}")))?;
     Ok(after["check"].as_str().map(str::to_owned))
 }

@@ -9,8 +9,8 @@ use rangeid_core::wire::DecBound;
 use serde::{Deserialize, Serialize};
 
 use super::unavailable;
-use crate::response::HttpReply;
-use crate::store::{pad, text, unpad, Sql, StoreError};
+use crate::object::store::{pad, text, unpad, Sql, StoreError};
+use crate::shared::response::HttpReply;
 
 /// One request to a fence object.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,32 +5,6 @@
 use super::*;
 use rangeid_core::transfer::ExportDocument;
 
-/// The driver's export: reads the witness (this thread's) and exports.
-pub(super) fn export_now(db: &impl Sql, r: &ObjectRequest, now: i64) -> Outcome {
-    let ObjectRequest::Export {
-        namespace,
-        reason,
-        actor,
-        source,
-    } = r
-    else {
-        panic!("only an export reads the witness: {r:?}");
-    };
-    let got = Witnessed::read(WITNESS.with(Cell::get));
-    let sent_at = crate::object::load_any(db)
-        .ok()
-        .flatten()
-        .map_or(0, |row| row.state.fence());
-    match transfer::export(db, namespace, (sent_at, got), (reason, actor, source), now) {
-        // As the driver does: the witness is retired before the answer.
-        Ok((reply, retire)) => {
-            raise(db, retire);
-            reply.into()
-        }
-        Err(e) => e.into(),
-    }
-}
-
 fn export_req(name: &str) -> ObjectRequest {
     ObjectRequest::Export {
         namespace: ns(name),

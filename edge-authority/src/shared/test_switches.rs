@@ -15,7 +15,7 @@
 //!   namespace, for the benchmark's baseline without the fence's round
 //!   trips.
 
-use crate::settings;
+use crate::shared::settings;
 
 /// The variables this module reads, every one of them.
 pub const NAMES: [&str; 4] = [

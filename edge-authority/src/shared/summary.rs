@@ -26,8 +26,8 @@ use serde::Serialize;
 
 use rangeid_core::ledger::Limits;
 
-use crate::refusals::Refusals;
-use crate::store::{Minute, NamespaceRow};
+use crate::object::store::{Minute, NamespaceRow};
+use crate::shared::refusals::Refusals;
 
 /// A minute, in milliseconds.
 pub const MINUTE_MS: i64 = rangeid_core::fence::MINUTE_MS;

@@ -7,16 +7,31 @@
 //! or unauthorized ever reaches storage. The body is read only after the
 //! route, origin and token passed ([`plan_before_body`]), and at most
 //! [`api::MAX_BODY`] + 1 bytes of it.
+//!
+//! - [`route`]: method and path to a route; 404 and 405.
+//! - [`token`]: HS256 and EdDSA bearer tokens, roles and namespace scopes.
+//! - [`listing`]: the namespace listing and the metrics scrape, as state
+//!   machines.
+//! - [`metrics`]: `/v1/metrics` in the Prometheus text format.
+//! - `driver` (wasm32 only): the `fetch` event, which pumps all of these.
+
+pub mod listing;
+pub mod metrics;
+pub mod route;
+pub mod token;
+
+#[cfg(target_arch = "wasm32")]
+mod driver;
 
 use rangeid_core::wire::DecU64;
 use rangeid_core::{ErrorCode, Namespace};
 
 use crate::api;
+use crate::front::route::{allowed_methods, route, Route, RouteError};
+use crate::front::token::{bearer, verify, Access, Claims, Keyring, KeyringError, Scope};
 use crate::object::ObjectRequest;
 use crate::openapi;
-use crate::response::{ApiError, Cors, CorsCheck, HttpReply};
-use crate::route::{allowed_methods, route, Route, RouteError};
-use crate::token::{bearer, verify, Access, Claims, Keyring, KeyringError, Scope};
+use crate::shared::response::{ApiError, Cors, CorsCheck, HttpReply};
 
 /// What every caller of an authenticated route is told while the
 /// configuration is refused: nothing about why (that is in the logs,
@@ -115,7 +130,7 @@ pub enum Plan {
         only: Option<Vec<Namespace>>,
     },
     /// Read every page of the registry's listing (within `only`) and answer
-    /// [`crate::metrics::render`] of the summaries ([`metrics_reply`]).
+    /// [`crate::front::metrics::render`] of the summaries ([`metrics_reply`]).
     Metrics {
         /// The token's namespaces, unless it covers all.
         only: Option<Vec<Namespace>>,
@@ -184,7 +199,7 @@ pub fn plan(incoming: &Incoming<'_>, config: &FrontConfig, now: u64) -> Plan {
         })
         .and_then(|r| {
             if config.cors.check(incoming.cross_origin()) == CorsCheck::Refused {
-                return Err(crate::response::refused_origin());
+                return Err(crate::shared::response::refused_origin());
             }
             plan_route(r, incoming, config, now)
         });
@@ -409,13 +424,15 @@ pub fn list_reply(summaries: &[String], next_after: Option<Namespace>) -> HttpRe
 /// The answer to [`Plan::Metrics`]: the summaries' JSON texts as
 /// Prometheus text.
 pub fn metrics_reply(summaries: &[String]) -> HttpReply {
-    let values: Result<Vec<serde_json::Value>, _> =
-        summaries.iter().map(|s| serde_json::from_str(s)).collect();
+    let values: Result<Vec<_>, _> = summaries
+        .iter()
+        .map(|s| crate::front::metrics::SummaryView::parse(s))
+        .collect();
     match values {
         Ok(v) => {
             let mut reply = HttpReply::empty(200);
-            reply.body = crate::metrics::render(&v);
-            reply.set_header("content-type", crate::metrics::CONTENT_TYPE);
+            reply.body = crate::front::metrics::render(&v);
+            reply.set_header("content-type", crate::front::metrics::CONTENT_TYPE);
             reply
         }
         Err(e) => ApiError::unavailable(format!("a namespace summary was unreadable: {e}")).reply(),
@@ -495,7 +512,7 @@ pub fn object_failed(detail: &str) -> HttpReply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::token::{mint, Role, Scope};
+    use crate::front::token::{mint, Role, Scope};
 
     const KEY: &str = "0123456789abcdef0123456789abcdef";
     const NOW: u64 = 1_800_000_000;

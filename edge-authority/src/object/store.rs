@@ -15,7 +15,7 @@ use std::fmt;
 use rangeid_core::authority::{NamespaceConfig, NamespaceState, NamespaceStatus};
 use rangeid_core::Namespace;
 
-use crate::refusals::{Counted, Refusals};
+use crate::shared::refusals::{Counted, Refusals};
 
 /// A SQL value as bound or read.
 #[derive(Clone, Debug, PartialEq)]

@@ -10,8 +10,8 @@
 use rangeid_core::GrantRequest;
 use serde_json::json;
 
-use crate::refusals::Counted;
-use crate::response::HttpReply;
+use crate::shared::refusals::Counted;
+use crate::shared::response::HttpReply;
 
 /// The line for a refusal of authentication or authorization by the front
 /// Worker (`unauthenticated` or `forbidden`), or `None` for any other
@@ -102,7 +102,7 @@ pub fn unavailable(source: &str, detail: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::response::ApiError;
+    use crate::shared::response::ApiError;
     use rangeid_core::ErrorCode;
 
     #[test]

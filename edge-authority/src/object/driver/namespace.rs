@@ -1,0 +1,558 @@
+//! The namespace object's driver (wasm32 only): the start gate, the
+//! serving loop ([`Serving`] decides, this file does the I/O: raising or
+//! reading the witness, pushing the summary to the registry), the one fence
+//! raise in flight shared by waiting grants, refusal counts kept in memory
+//! until the next push, and the alarm ([`schedule`] decides when).
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use futures_util::future::{FutureExt, LocalBoxFuture, Shared};
+use rangeid_core::fence::{Phase, Witnessed};
+use rangeid_core::wire::DecBound;
+use rangeid_core::Namespace as NsName;
+use wasm_bindgen::JsValue;
+use worker::{
+    durable_object, js_sys, wasm_bindgen_futures, DurableObject, Env, Request, Response,
+    ScheduledTime, State, Storage,
+};
+
+use crate::object::raise::{RaiseAction, Raising};
+use crate::object::registry::RegistryRequest;
+use crate::object::schedule::{self, AlarmSlot, Clock};
+use crate::object::serve::{Action, Finished, RaiseFor, Serving};
+use crate::object::store::{self, Sql, StoreError};
+use crate::object::witness::{FenceMark, FenceRequest};
+use crate::object::{self, ObjectRequest};
+use crate::shared::logline;
+use crate::shared::refusals::{Counted, Refusals};
+use crate::shared::response::{ApiError, HttpReply};
+use crate::shared::runtime::{
+    call, env_text, now_ms, object_body, reply_or_unavailable, retention_ms, to_response, DoSql,
+    FENCE_BINDING, REGISTRY_BINDING, REGISTRY_NAME,
+};
+use crate::shared::settings;
+
+/// Asks the fence object (the witness) of `ns` something; its answer.
+async fn ask_witness(env: &Env, ns: &NsName, request: &FenceRequest) -> Result<Witnessed, String> {
+    let payload = serde_json::to_string(request).map_err(|e| e.to_string())?;
+    let reply = call(env, FENCE_BINDING, ns.as_str(), payload).await?;
+    if reply.status != 200 {
+        return Err(format!(
+            "the witness answered {}: {}",
+            reply.status, reply.body
+        ));
+    }
+    let mark: FenceMark = serde_json::from_str(&reply.body).map_err(|e| e.to_string())?;
+    Ok(mark.witnessed())
+}
+
+/// Raises the witness of `ns` to at least `target`, as
+/// [`object::raise::Raising`] decides (the mark asked for recorded first,
+/// an answer below the fence raised back, at most `FENCE_TRIES` times).
+/// `was`, when given, is what the witness said it held just before. `None`
+/// when the namespace does not exist.
+async fn raise_witness(
+    sql: &DoSql,
+    env: &Env,
+    ns: &NsName,
+    target: u128,
+    was: Option<u128>,
+) -> Result<Option<object::grant::Heard>, String> {
+    let mut raising = Raising::new(target, was);
+    loop {
+        match raising.poll(sql)? {
+            RaiseAction::Ask { to } => {
+                let request = FenceRequest::Raise { to: DecBound(to) };
+                let answer = ask_witness(env, ns, &request).await?;
+                if let Some(heard) = raising.handle_answer(sql, answer, now_ms())? {
+                    log_heard(ns, &heard);
+                }
+            }
+            RaiseAction::Done(heard) => return Ok(heard),
+            RaiseAction::GaveUp => {
+                return Err("the witness stayed below this object's fence".to_owned())
+            }
+        }
+    }
+}
+
+/// Logs what an answer from the witness showed, when it showed anything.
+fn log_heard(ns: &NsName, h: &object::grant::Heard) {
+    if h.forward {
+        worker::console_warn!("{}", logline::fence_start(ns.as_str(), h.skipped, true));
+    } else if h.skipped > 0 {
+        worker::console_log!("{}", logline::fence_start(ns.as_str(), h.skipped, false));
+    }
+    if h.behind_mended {
+        worker::console_warn!("{}", logline::witness_behind(ns.as_str()));
+    }
+}
+
+/// Whether a namespace object has heard from its witness since it started,
+/// when it last checked in, and when a check-in last failed.
+#[derive(Default)]
+struct Gate {
+    started: Cell<bool>,
+    checked_at: Cell<i64>,
+    failed_at: Cell<Option<i64>>,
+}
+
+/// A fence raise in flight, shared by every grant waiting for it.
+type Raise = Shared<LocalBoxFuture<'static, Result<u128, String>>>;
+
+/// One namespace: its state, grant ledger and audit log.
+#[durable_object(alarm)]
+pub struct Namespace {
+    state: State,
+    env: Env,
+    sql: DoSql,
+    schema: Result<(), StoreError>,
+    retention: Result<i64, String>,
+    // The stored alarm, as this instance knows it.
+    alarm: Cell<AlarmSlot>,
+    // Whether this instance heard from its witness (and applied what it
+    // said) since it started; no grant or floor before that.
+    gate: Rc<Gate>,
+    // How often it checks in (ms), from RANGEID_CHECK_SECONDS.
+    check_every: Result<i64, String>,
+    raising: Rc<RefCell<Option<Raise>>>,
+    // IDs asked for by grants now waiting for the fence to rise: the next
+    // raise covers them too.
+    waiting: Cell<u64>,
+    pushed_at: Cell<i64>,
+    // Refusals counted since they were last added to storage.
+    pending: RefCell<Refusals>,
+    // When the last 429 refusal was logged (ms): a flood gets a line a second.
+    throttle_logged_at: Cell<i64>,
+}
+
+/// The start, and the periodic check: reads the witness's mark and applies
+/// it before any grant (`object::grant::witnessed`): a rolled-back object
+/// moves up to the mark; a witness found below this object's fence is
+/// raised back to it first. With no namespace row yet it stays unstarted,
+/// so a namespace created later (or again, on storage restored from before
+/// its creation) still hears from its witness before its first grant. Never
+/// fails the object: on error it stays unstarted and the next grant (or
+/// floor) tries again.
+async fn check_witness(storage: Storage, env: Env, gate: Rc<Gate>) {
+    let started = &gate.started;
+    let sql = DoSql::from_storage(storage);
+    let row = match object::load_any(&sql) {
+        Ok(row) => row,
+        Err(e) => {
+            worker::console_error!("start: storage unreadable: {e}");
+            return;
+        }
+    };
+    let Some(row) = row else {
+        return;
+    };
+    let ns = *row.state.name();
+    // A started object checks in while running; any other is starting.
+    let phase = if started.get() {
+        Phase::Running
+    } else {
+        Phase::Starting
+    };
+    let sent_at = row.state.fence();
+    let checked = async {
+        let got = ask_witness(&env, &ns, &FenceRequest::Get).await?;
+        let heard = object::grant::witnessed(&sql, sent_at, got, phase, now_ms())
+            .map_err(|e| e.to_string())?;
+        let Some(heard) = heard else {
+            return Ok(());
+        };
+        log_heard(&ns, &heard);
+        if let Some(mark) = heard.raise_back {
+            // No grant until the witness is back up to this object's fence.
+            started.set(false);
+            raise_witness(&sql, &env, &ns, mark, Some(got.mark)).await?;
+        }
+        Ok::<(), String>(())
+    };
+    match checked.await {
+        Ok(()) => {
+            started.set(true);
+            gate.checked_at.set(now_ms());
+            gate.failed_at.set(None);
+        }
+        // Unstarted stays unstarted; a started object whose witness could
+        // not be read keeps granting below the fence it recorded. The
+        // check-in is tried again soon (schedule::CHECK_RETRY_MS).
+        Err(e) => {
+            gate.failed_at.set(Some(now_ms()));
+            worker::console_error!("{}", logline::fence_unreachable(ns.as_str(), &e));
+        }
+    }
+}
+
+impl DurableObject for Namespace {
+    fn new(state: State, env: Env) -> Self {
+        let sql = DoSql::new(&state);
+        let schema = store::migrate(&sql, store::NAMESPACE_MIGRATIONS);
+        let retention = retention_ms(&env);
+        let check_every =
+            settings::check_interval(env_text(&env, "RANGEID_CHECK_SECONDS").as_deref())
+                .map(|s| s as i64 * 1000);
+        let gate = Rc::new(Gate::default());
+        if schema.is_ok() {
+            // The start gate: no event reaches the object before it has
+            // heard from its witness (or failed to).
+            let _gate = state.block_concurrency_while(
+                check_witness(state.storage(), env.clone(), Rc::clone(&gate)).map(Ok),
+            );
+        }
+        Self {
+            state,
+            env,
+            sql,
+            schema,
+            retention,
+            check_every,
+            alarm: Cell::new(AlarmSlot::default()),
+            gate,
+            raising: Rc::new(RefCell::new(None)),
+            waiting: Cell::new(0),
+            pushed_at: Cell::new(0),
+            pending: RefCell::new(Refusals::default()),
+            throttle_logged_at: Cell::new(i64::MIN),
+        }
+    }
+
+    async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
+        let settings = self.retention.as_ref().and(self.check_every.as_ref());
+        let reply = match (&self.schema, settings, object_body(&mut req).await) {
+            (Err(e), _, _) => ApiError::unavailable(format!("storage not ready: {e}")).reply(),
+            (_, Err(e), _) => {
+                ApiError::unavailable(format!("authority misconfigured: {e}")).reply()
+            }
+            (_, _, Err(reply)) => reply,
+            (Ok(()), Ok(_), Ok(bytes)) => match serde_json::from_slice::<ObjectRequest>(&bytes) {
+                Err(e) => ApiError::unavailable(format!("bad object request: {e}")).reply(),
+                Ok(request) => {
+                    let reply = self.serve(&request).await;
+                    // Every namespace's object keeps an alarm for its next
+                    // check-in, idle or not (one storage read per instance).
+                    // A request that found no namespace arms nothing.
+                    if reply.status < 300 {
+                        self.alarm_no_later_than(self.check_at(now_ms())).await;
+                    }
+                    reply
+                }
+            },
+        };
+        reply_or_unavailable(to_response(reply))
+    }
+
+    async fn alarm(&self) -> worker::Result<Response> {
+        let now = now_ms();
+        // This alarm has fired: none is due now. An alarm asked for while
+        // this handler awaits is kept (merged below), not lost.
+        self.update_alarm(AlarmSlot::handle_fired);
+        // An object whose namespace does not exist (any more, after a
+        // restore to before its creation) keeps no alarm; storage that
+        // cannot be read is an error, so the runtime retries the alarm
+        // rather than the check-ins stopping for good.
+        match object::load_any(&self.sql) {
+            Ok(Some(_)) => {}
+            Ok(None) => return Response::ok("no namespace"),
+            Err(e) => return Err(worker::Error::RustError(format!("alarm: {e}"))),
+        }
+        if self.clock(now).check_due() {
+            // The check-in: hear from the witness (raising it back if it went
+            // back); the push below re-registers with the registry.
+            let again = check_witness(
+                self.state.storage(),
+                self.env.clone(),
+                Rc::clone(&self.gate),
+            );
+            let _ = self.state.block_concurrency_while(again.map(Ok)).await;
+        }
+        self.push_summary(now).await;
+        let retention = self
+            .retention
+            .clone()
+            .unwrap_or(settings::DEFAULT_RETENTION_SECS as i64 * 1000);
+        match object::prune(&self.sql, now, retention) {
+            Ok(prune_at) => {
+                let at = self
+                    .clock(now_ms())
+                    .next_alarm(prune_at, self.alarm.get().asked());
+                self.set_alarm_at(at).await?;
+                self.update_alarm(|slot| slot.handle_set(at));
+            }
+            // Thrown: the runtime retries the alarm.
+            Err(e) => return Err(worker::Error::RustError(e.to_string())),
+        }
+        Response::ok("done")
+    }
+}
+
+impl Namespace {
+    /// Serves one request: grants and floors go through the start gate (the
+    /// witness heard from since this instance started) and the fence;
+    /// everything else straight to the storage logic.
+    async fn serve(&self, request: &ObjectRequest) -> HttpReply {
+        if request.waits_for_witness() && !self.gate.started.get() {
+            let again = check_witness(
+                self.state.storage(),
+                self.env.clone(),
+                Rc::clone(&self.gate),
+            );
+            let _ = self.state.block_concurrency_while(again.map(Ok)).await;
+            // Unstarted with a namespace row: the witness could not be read.
+            // (Without one, the request goes on to its 404.)
+            let exists = !matches!(object::load_any(&self.sql), Ok(None));
+            if !self.gate.started.get() && exists {
+                return self
+                    .finish(request, Finished::witness_unreached(request))
+                    .await;
+            }
+        }
+        if request.shows_refusals() {
+            self.flush_refusals();
+        }
+        let mut serving = Serving::new(request);
+        let done = loop {
+            // The storage logic runs synchronously inside `poll` (one
+            // coalesced write, no await); the driver only does the I/O.
+            match serving.poll(&self.sql, self.waiting.get(), now_ms()) {
+                Action::Finish(done) => break done,
+                Action::PushSummary => self.push_summary(now_ms()).await,
+                Action::ReadWitness => {
+                    let got = ask_witness(&self.env, request.namespace(), &FenceRequest::Get).await;
+                    serving.handle_read(&self.sql, got, now_ms());
+                }
+                Action::Raise { target, purpose } => {
+                    let ns = request.namespace();
+                    let raised = match purpose {
+                        RaiseFor::Fence { count } => {
+                            // The next raise covers the grants waiting too.
+                            self.waiting.set(self.waiting.get().saturating_add(count));
+                            let raised = self.raise(*ns, target).await;
+                            self.waiting.set(self.waiting.get().saturating_sub(count));
+                            raised.map(|_| true)
+                        }
+                        RaiseFor::Floor | RaiseFor::Retire => {
+                            raise_witness(&self.sql, &self.env, ns, target, None)
+                                .await
+                                .map(|heard| heard.is_some())
+                        }
+                    };
+                    serving.handle_raised(raised);
+                }
+            }
+        };
+        self.finish(request, done).await
+    }
+
+    /// Does what a served request leaves to the driver: logs and counts a
+    /// refusal, keeps the fence ahead of need and the alarm set after a
+    /// grant, pushes an admin change to the registry.
+    async fn finish(&self, request: &ObjectRequest, done: Finished) -> HttpReply {
+        if let Some(line) = &done.log_error {
+            worker::console_error!("{line}");
+        }
+        if let Some(kind) = done.counted {
+            if let (true, ObjectRequest::Grant { request, owner }) = (done.refused_grant, request) {
+                let now = now_ms();
+                if logline::refusal_logged(kind, self.throttle_logged_at.get(), now) {
+                    if matches!(kind, Counted::RateLimited | Counted::LedgerFull) {
+                        self.throttle_logged_at.set(now);
+                    }
+                    worker::console_log!("{}", logline::grant_refused(request, owner, kind));
+                }
+            }
+            self.count(kind).await;
+        }
+        if let Some(at) = done.granted_at {
+            self.after_grant(at).await;
+        } else if done.push_summary {
+            // An admin change: the registry shows it at once.
+            self.push_summary(now_ms()).await;
+        }
+        done.reply
+    }
+
+    /// The fence raise in flight, or a new one asking the witness for at
+    /// least `target`. One raise at a time: a grant that needs one while
+    /// another is in flight waits for it (and asks again after, if it was
+    /// not enough). The flight records the acknowledged mark itself, only
+    /// after the witness acknowledged it, and runs to its end even if no
+    /// grant waits for it.
+    fn raise(&self, ns: NsName, target: u128) -> Raise {
+        if let Some(flight) = self.raising.borrow().as_ref() {
+            if flight.peek().is_none() {
+                return flight.clone();
+            }
+        }
+        let env = self.env.clone();
+        let storage = self.state.storage();
+        let flight: Raise = async move {
+            let sql = DoSql::from_storage(storage);
+            raise_witness(&sql, &env, &ns, target, None).await?;
+            Ok(target)
+        }
+        .boxed_local()
+        .shared();
+        *self.raising.borrow_mut() = Some(flight.clone());
+        let (driver, slot) = (flight.clone(), Rc::clone(&self.raising));
+        wasm_bindgen_futures::spawn_local(async move {
+            // Logged here once, for waiting grants and background raises alike.
+            if let Err(e) = driver.clone().await {
+                worker::console_error!("{}", logline::fence_unreachable(ns.as_str(), &e));
+            }
+            let mut current = slot.borrow_mut();
+            if current.as_ref().is_some_and(|f| f.ptr_eq(&driver)) {
+                *current = None;
+            }
+        });
+        flight
+    }
+
+    /// After a new grant: raise the fence ahead of need when it is near (in
+    /// the background), and make sure an alarm pushes the summary to the
+    /// registry within `schedule::PUSH_EVERY_MS` (and later prunes the grant).
+    async fn after_grant(&self, granted_at: i64) {
+        if self.raising.borrow().is_none() {
+            if let (Ok(Some(target)), Ok(Some(row))) = (
+                object::grant::refill_target(&self.sql, granted_at),
+                object::load_any(&self.sql),
+            ) {
+                // Runs on its own; a grant that still finds the fence near
+                // waits for it.
+                drop(self.raise(*row.state.name(), target));
+            }
+        }
+        // The registry's copy trails by at most `schedule::PUSH_EVERY_MS`: the alarm
+        // pushes it (at once when the last push is that old), off the
+        // grant's path, so a slow registry never delays a grant.
+        self.alarm_no_later_than(schedule::push_due_by(self.pushed_at.get()))
+            .await;
+    }
+
+    /// Pushes the summary to the registry, so listings read it there. A
+    /// failure only leaves the registry's copy older.
+    async fn push_summary(&self, now: i64) {
+        self.flush_refusals();
+        let Ok(Some(row)) = object::load_any(&self.sql) else {
+            return;
+        };
+        let Ok(summary) = object::summary_of(&self.sql, &row, now) else {
+            return;
+        };
+        let Ok(text) = serde_json::to_string(&summary) else {
+            return;
+        };
+        self.pushed_at.set(now);
+        let put = RegistryRequest::Put {
+            namespace: *row.state.name(),
+            summary: text,
+            at: now,
+        };
+        let Ok(payload) = serde_json::to_string(&put) else {
+            return;
+        };
+        match call(&self.env, REGISTRY_BINDING, REGISTRY_NAME, payload).await {
+            Ok(reply) if reply.status == 200 => {}
+            Ok(reply) => worker::console_warn!("registry push: {} {}", reply.status, reply.body),
+            Err(e) => worker::console_warn!("registry push: {e}"),
+        }
+    }
+
+    /// Counts one refusal; storage and the registry learn of it with the
+    /// next push, at most `schedule::PUSH_EVERY_MS` later.
+    async fn count(&self, kind: Counted) {
+        self.pending.borrow_mut().add(kind);
+        self.alarm_no_later_than(schedule::push_due_by(self.pushed_at.get()))
+            .await;
+    }
+
+    /// Adds the refusals counted in memory to storage (a failure keeps them
+    /// in memory for the next try).
+    fn flush_refusals(&self) {
+        let pending = *self.pending.borrow();
+        if pending.is_empty() {
+            return;
+        }
+        match self
+            .sql
+            .atomically(&mut || store::add_refusals(&self.sql, &pending))
+        {
+            Ok(()) => *self.pending.borrow_mut() = Refusals::default(),
+            Err(e) => worker::console_warn!("storing refusal counts: {e}"),
+        }
+    }
+
+    /// The next check-in, without reading storage.
+    fn check_at(&self, now: i64) -> i64 {
+        Clock {
+            last_grant_at: None,
+            ..self.clock_with(now, None)
+        }
+        .check_at()
+    }
+
+    /// What the alarm schedule needs to know at `now`.
+    fn clock(&self, now: i64) -> Clock {
+        let last_grant_at = object::load_any(&self.sql)
+            .ok()
+            .flatten()
+            .and_then(|r| r.last_grant_at);
+        self.clock_with(now, last_grant_at)
+    }
+
+    fn clock_with(&self, now: i64, last_grant_at: Option<i64>) -> Clock {
+        Clock {
+            now,
+            pushed_at: self.pushed_at.get(),
+            unpushed: !self.pending.borrow().is_empty(),
+            last_grant_at,
+            checked_at: self.gate.checked_at.get(),
+            failed_at: self.gate.failed_at.get(),
+            check_every_ms: self
+                .check_every
+                .clone()
+                .unwrap_or(settings::DEFAULT_CHECK_SECS as i64 * 1000),
+        }
+    }
+
+    async fn set_alarm_at(&self, at_ms: i64) -> worker::Result<()> {
+        let date = js_sys::Date::new(&JsValue::from_f64(at_ms as f64));
+        self.state
+            .storage()
+            .set_alarm(ScheduledTime::new(date))
+            .await
+    }
+
+    /// Makes sure an alarm is due no later than `at` (ms): to prune, and
+    /// to refresh the registry's summary. Reads the stored alarm once per
+    /// instance, then keeps it in memory, so a grant costs no storage call
+    /// unless it moves the alarm earlier. Failing here delays pruning or a
+    /// listing's refresh only, so errors are logged, not returned.
+    async fn alarm_no_later_than(&self, at: i64) {
+        if self.alarm.get().needs_read() {
+            match self.state.storage().get_alarm().await {
+                Ok(stored) => self.update_alarm(|slot| slot.handle_read(stored)),
+                Err(e) => {
+                    worker::console_warn!("get_alarm: {e}");
+                    return;
+                }
+            }
+        }
+        let Some(at) = self.alarm.get().to_set(at) else {
+            return;
+        };
+        match self.set_alarm_at(at).await {
+            Ok(()) => self.update_alarm(|slot| slot.handle_set(at)),
+            Err(e) => worker::console_warn!("set_alarm: {e}"),
+        }
+    }
+
+    fn update_alarm(&self, change: impl FnOnce(&mut AlarmSlot)) {
+        let mut slot = self.alarm.get();
+        change(&mut slot);
+        self.alarm.set(slot);
+    }
+}

@@ -1,0 +1,240 @@
+//! Raising a namespace's witness (the fence object) to a mark, as a state
+//! machine the driver pumps: it records the mark asked for, asks the
+//! witness, applies the answer, and asks again while the witness answers
+//! below this object's fence (restored while the raise was on its way),
+//! at most [`FENCE_TRIES`] times. No I/O here: the driver sends each
+//! [`RaiseAction::Ask`] and hands the witness's answer to
+//! [`Raising::handle_answer`].
+
+use rangeid_core::fence::{Phase, Witnessed};
+
+use super::grant::{self, Heard};
+use crate::object::store::Sql;
+
+/// How often a raise (or a grant, [`super::serve`]) may go back to the
+/// witness before giving up: each time the witness answered below the
+/// fence, or raised the mark that another grant may have used.
+pub const FENCE_TRIES: usize = 8;
+
+/// What the driver does next for a [`Raising`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RaiseAction {
+    /// Ask the witness to raise its mark to at least `to`, then hand its
+    /// answer to [`Raising::handle_answer`].
+    Ask {
+        /// The mark to ask for.
+        to: u128,
+    },
+    /// Done: what the last answer showed, or `None` when the namespace
+    /// does not exist.
+    Done(Option<Heard>),
+    /// The witness stayed below this object's fence for [`FENCE_TRIES`]
+    /// raises; nothing more is asked.
+    GaveUp,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// The next raise: record `target`, then ask for it.
+    Next {
+        target: u128,
+        was: Option<u128>,
+    },
+    /// Asked for `target`, the fence recorded being `sent_at`.
+    Asked {
+        target: u128,
+        was: Option<u128>,
+        sent_at: u128,
+    },
+    Done(Option<Heard>),
+    GaveUp,
+}
+
+/// One raise of the witness to at least a mark, with its retries.
+///
+/// The mark asked for is recorded first ([`grant::record_asked`]), so an
+/// answer lost after the witness's write is never taken for a rollback.
+/// An answer below this object's fence is raised back at once, so no
+/// caller ever relies on a witness below the fence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Raising {
+    state: State,
+    asked: usize,
+}
+
+impl Raising {
+    /// A raise to at least `target`. `was`, when given, is what the witness
+    /// said it held just before (for a witness of an older build, whose
+    /// answer does not say).
+    pub fn new(target: u128, was: Option<u128>) -> Raising {
+        Raising {
+            state: State::Next { target, was },
+            asked: 0,
+        }
+    }
+
+    /// What to do next. Records the mark asked for before answering
+    /// [`RaiseAction::Ask`] (a storage error is returned as its text).
+    pub fn poll(&mut self, sql: &impl Sql) -> Result<RaiseAction, String> {
+        match self.state {
+            State::Next { target, was } => {
+                if self.asked >= FENCE_TRIES {
+                    self.state = State::GaveUp;
+                    return Ok(RaiseAction::GaveUp);
+                }
+                let sent_at = grant::record_asked(sql, target).map_err(|e| e.to_string())?;
+                let Some(sent_at) = sent_at else {
+                    self.state = State::Done(None);
+                    return Ok(RaiseAction::Done(None));
+                };
+                self.asked += 1;
+                self.state = State::Asked {
+                    target,
+                    was,
+                    sent_at,
+                };
+                Ok(RaiseAction::Ask { to: target })
+            }
+            State::Asked { target, .. } => Ok(RaiseAction::Ask { to: target }),
+            State::Done(heard) => Ok(RaiseAction::Done(heard)),
+            State::GaveUp => Ok(RaiseAction::GaveUp),
+        }
+    }
+
+    /// Applies the witness's answer to the last [`RaiseAction::Ask`]
+    /// ([`grant::witnessed`]) at `now`; returns what it showed, for the
+    /// logs. An answer when none was asked for changes nothing.
+    pub fn handle_answer(
+        &mut self,
+        sql: &impl Sql,
+        mut answer: Witnessed,
+        now: i64,
+    ) -> Result<Option<Heard>, String> {
+        let State::Asked { was, sent_at, .. } = self.state else {
+            return Ok(None);
+        };
+        answer.was = answer.was.or(was);
+        let heard = grant::witnessed(sql, sent_at, answer, Phase::Running, now)
+            .map_err(|e| e.to_string())?;
+        self.state = match heard {
+            None => State::Done(None),
+            Some(h) => match h.raise_back {
+                None => State::Done(Some(h)),
+                Some(mark) => State::Next {
+                    target: mark,
+                    was: Some(answer.mark),
+                },
+            },
+        };
+        Ok(heard)
+    }
+
+    /// How many times the witness was asked.
+    pub fn asked(&self) -> usize {
+        self.asked
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{create_req, db, run, T0};
+    use super::*;
+    use crate::object::load_any;
+
+    fn fence(db: &impl Sql) -> u128 {
+        load_any(db).unwrap().unwrap().state.fence()
+    }
+
+    #[test]
+    fn a_raise_records_the_mark_asked_before_asking() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 1_000_000, 1_000), T0);
+        let mut r = Raising::new(5_000, None);
+        assert_eq!(r.poll(&db).unwrap(), RaiseAction::Ask { to: 5_000 });
+        assert_eq!(load_any(&db).unwrap().unwrap().fence_asked, 5_000);
+        // Asking again before an answer asks the same.
+        assert_eq!(r.poll(&db).unwrap(), RaiseAction::Ask { to: 5_000 });
+        let heard = r
+            .handle_answer(&db, Witnessed::read(5_000), T0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(heard.raise_back, None);
+        assert!(matches!(r.poll(&db).unwrap(), RaiseAction::Done(Some(_))));
+        assert_eq!(fence(&db), 5_000);
+        assert_eq!(r.asked(), 1);
+    }
+
+    #[test]
+    fn a_witness_answering_below_the_fence_is_raised_back() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 1_000_000, 1_000), T0);
+        let mut r = Raising::new(5_000, None);
+        r.poll(&db).unwrap();
+        r.handle_answer(&db, Witnessed::read(5_000), T0).unwrap();
+        // A second raise finds the witness restored below the fence.
+        let mut r = Raising::new(6_000, None);
+        assert_eq!(r.poll(&db).unwrap(), RaiseAction::Ask { to: 6_000 });
+        let heard = r
+            .handle_answer(
+                &db,
+                Witnessed {
+                    mark: 10,
+                    was: Some(0),
+                },
+                T0,
+            )
+            .unwrap()
+            .unwrap();
+        let back = heard.raise_back.expect("below the fence: raised back");
+        assert_eq!(r.poll(&db).unwrap(), RaiseAction::Ask { to: back });
+        r.handle_answer(
+            &db,
+            Witnessed {
+                mark: back,
+                was: Some(10),
+            },
+            T0,
+        )
+        .unwrap();
+        assert!(matches!(r.poll(&db).unwrap(), RaiseAction::Done(Some(_))));
+        assert_eq!(r.asked(), 2);
+    }
+
+    #[test]
+    fn a_witness_that_stays_below_the_fence_is_given_up_after_fence_tries() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 1_000_000, 1_000), T0);
+        let mut r = Raising::new(5_000, None);
+        r.poll(&db).unwrap();
+        r.handle_answer(&db, Witnessed::read(5_000), T0).unwrap();
+        let mut r = Raising::new(6_000, None);
+        let mut asks = 0;
+        loop {
+            match r.poll(&db).unwrap() {
+                RaiseAction::Ask { .. } => {
+                    asks += 1;
+                    // The witness keeps losing what it acknowledged.
+                    let answer = Witnessed {
+                        mark: 10,
+                        was: Some(0),
+                    };
+                    r.handle_answer(&db, answer, T0).unwrap();
+                }
+                RaiseAction::GaveUp => break,
+                RaiseAction::Done(h) => panic!("done below the fence: {h:?}"),
+            }
+        }
+        assert_eq!(asks, FENCE_TRIES);
+        assert_eq!(r.poll(&db).unwrap(), RaiseAction::GaveUp, "stays given up");
+    }
+
+    #[test]
+    fn no_namespace_asks_nothing() {
+        let db = db();
+        let mut r = Raising::new(5_000, None);
+        assert_eq!(r.poll(&db).unwrap(), RaiseAction::Done(None));
+        assert_eq!(r.asked(), 0);
+        // An answer nobody asked for changes nothing.
+        assert_eq!(r.handle_answer(&db, Witnessed::read(9), T0).unwrap(), None);
+    }
+}

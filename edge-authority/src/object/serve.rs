@@ -1,0 +1,586 @@
+//! How a namespace object serves one [`ObjectRequest`], as a state machine
+//! the driver pumps: every decision is here, the driver only performs the
+//! [`Action`]s that need the runtime (raising or reading the witness,
+//! pushing the summary to the registry) and hands back what they gave.
+//!
+//! The order it keeps:
+//! - a floor above the fence is first held by the witness
+//!   ([`admin::floor_mark`]), and only then committed, so a restore of the
+//!   object alone never goes back below it;
+//! - a grant that would pass the fence ([`Step::RaiseFence`]) waits for the
+//!   witness to rise and is handled again, at most [`FENCE_TRIES`] times;
+//! - an export reads the witness, commits the freeze with the mark it read
+//!   ([`transfer::export`]), pushes the summary, and answers the document
+//!   only once the witness is raised past the last ID (retired);
+//! - an admin change that succeeded is pushed to the registry at once
+//!   ([`ObjectRequest::changes_admin_state`]).
+
+use rangeid_core::fence::Witnessed;
+
+use super::raise::FENCE_TRIES;
+use super::{admin, handle, load_any, transfer, ObjectRequest, Outcome, Step};
+use crate::object::store::Sql;
+use crate::shared::logline;
+use crate::shared::refusals::Counted;
+use crate::shared::response::{ApiError, HttpReply};
+
+/// Why the witness is raised, which decides how the driver raises it and
+/// what a failure answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RaiseFor {
+    /// A floor, before it is committed (a raise of its own).
+    Floor,
+    /// A grant that would pass the fence: joins the raise in flight, if
+    /// any (one at a time), counting `count` IDs waiting for it.
+    Fence {
+        /// The IDs the grant asks for.
+        count: u64,
+    },
+    /// An export's retire: past the namespace's last ID (a raise of its
+    /// own).
+    Retire,
+}
+
+/// What the driver does next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Raise the witness to at least `target`, then hand the result to
+    /// [`Serving::handle_raised`].
+    Raise {
+        /// The mark.
+        target: u128,
+        /// Why.
+        purpose: RaiseFor,
+    },
+    /// Read the witness's mark, then hand it to [`Serving::handle_read`].
+    ReadWitness,
+    /// Push the summary to the registry, then poll again.
+    PushSummary,
+    /// Done: answer this.
+    Finish(Finished),
+}
+
+/// A request served: the answer and what the driver does after it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finished {
+    /// The answer.
+    pub reply: HttpReply,
+    /// A refusal operators count.
+    pub counted: Option<Counted>,
+    /// Whether `counted` is core's refusal of a grant (logged, throttled),
+    /// rather than the fence's (logged where the raise failed).
+    pub refused_grant: bool,
+    /// Set when a new grant row was committed, to its `at`: the driver
+    /// raises the fence ahead of need and keeps an alarm to push and prune.
+    pub granted_at: Option<i64>,
+    /// An admin change committed: push the summary to the registry now.
+    pub push_summary: bool,
+    /// An error line for the logs.
+    pub log_error: Option<String>,
+}
+
+impl Finished {
+    fn reply(reply: HttpReply) -> Finished {
+        Finished {
+            reply,
+            counted: None,
+            refused_grant: false,
+            granted_at: None,
+            push_summary: false,
+            log_error: None,
+        }
+    }
+
+    fn fenced(reply: HttpReply) -> Finished {
+        Finished {
+            counted: Some(Counted::Fenced),
+            ..Finished::reply(reply)
+        }
+    }
+
+    /// The answer to a grant, floor or export that arrived while the object
+    /// has not heard from its witness since it started, and could not
+    /// (a grant is counted as fenced).
+    pub fn witness_unreached(request: &ObjectRequest) -> Finished {
+        let reply =
+            ApiError::unavailable("the fence's witness cannot be reached; nothing was changed")
+                .reply();
+        match request {
+            ObjectRequest::Grant { .. } => Finished::fenced(reply),
+            _ => Finished::reply(reply),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum State {
+    Start,
+    /// Handle the request (again).
+    Handling,
+    /// A raise is asked for (and in flight until [`Serving::handle_raised`]).
+    Raising {
+        target: u128,
+        purpose: RaiseFor,
+        /// An export's document, answered once the retire is done.
+        reply: Option<HttpReply>,
+    },
+    /// An export's read of the witness, sent when the fence was `sent_at`.
+    Reading {
+        sent_at: u128,
+    },
+    /// Exported: push the summary, then retire.
+    Exported {
+        reply: HttpReply,
+        retire: u128,
+    },
+    /// Served: answer this at the next poll.
+    Finished(Finished),
+    /// Answered.
+    Done,
+}
+
+/// One request being served.
+#[derive(Clone, Debug)]
+pub struct Serving<'r> {
+    request: &'r ObjectRequest,
+    state: State,
+    handled: usize,
+}
+
+impl<'r> Serving<'r> {
+    /// Starts serving `request` (after the start gate).
+    pub fn new(request: &'r ObjectRequest) -> Serving<'r> {
+        Serving {
+            request,
+            state: State::Start,
+            handled: 0,
+        }
+    }
+
+    /// The next action at `now`; `waiting` is what other grants, waiting
+    /// for the fence to rise, asked for in all (see
+    /// [`super::grant::grant`]). Runs the storage logic synchronously.
+    /// Polled again before the driver handed back what an action gave, it
+    /// answers the same action.
+    pub fn poll(&mut self, sql: &impl Sql, waiting: u64, now: i64) -> Action {
+        loop {
+            match std::mem::replace(&mut self.state, State::Done) {
+                State::Start => {
+                    self.state = State::Handling;
+                    if let ObjectRequest::Floor {
+                        namespace, floor, ..
+                    } = self.request
+                    {
+                        match admin::floor_mark(sql, namespace, floor.0) {
+                            Err(e) => self.state = State::Finished(Finished::reply(e.reply())),
+                            Ok(None) => {}
+                            Ok(Some(mark)) => self.raise(mark, RaiseFor::Floor, None),
+                        }
+                    }
+                }
+                State::Handling => self.handle(sql, waiting, now),
+                State::Exported { reply, retire } => {
+                    self.raise(retire, RaiseFor::Retire, Some(reply));
+                    return Action::PushSummary;
+                }
+                state @ State::Raising {
+                    target, purpose, ..
+                } => {
+                    self.state = state;
+                    return Action::Raise { target, purpose };
+                }
+                state @ State::Reading { .. } => {
+                    self.state = state;
+                    return Action::ReadWitness;
+                }
+                State::Finished(finished) => return Action::Finish(finished),
+                State::Done => {
+                    return Action::Finish(Finished::reply(
+                        ApiError::unavailable("this request was answered already").reply(),
+                    ))
+                }
+            }
+        }
+    }
+
+    fn raise(&mut self, target: u128, purpose: RaiseFor, reply: Option<HttpReply>) {
+        self.state = State::Raising {
+            target,
+            purpose,
+            reply,
+        };
+    }
+
+    fn finish(&mut self, finished: Finished) {
+        self.state = State::Finished(finished);
+    }
+
+    /// Handles the request once more (the storage logic, synchronously).
+    fn handle(&mut self, sql: &impl Sql, waiting: u64, now: i64) {
+        let request = self.request;
+        if self.handled >= FENCE_TRIES {
+            let log = logline::fence_unreachable(
+                request.namespace().as_str(),
+                "the fence moved too often",
+            );
+            let mut done = Finished::fenced(
+                ApiError::unavailable("the fence moved under this grant too often; retry").reply(),
+            );
+            done.log_error = Some(log);
+            return self.finish(done);
+        }
+        self.handled += 1;
+        // --- synchronous: one coalesced write, no await ---
+        match handle(sql, request, waiting, now) {
+            Step::Reply(Outcome {
+                reply,
+                granted_at,
+                refused,
+            }) => {
+                let push_summary =
+                    granted_at.is_none() && reply.status < 300 && request.changes_admin_state();
+                self.finish(Finished {
+                    counted: refused,
+                    refused_grant: refused.is_some(),
+                    granted_at,
+                    push_summary,
+                    ..Finished::reply(reply)
+                })
+            }
+            Step::RaiseFence { target } => {
+                let count = match request {
+                    ObjectRequest::Grant { request, .. } => request.count,
+                    _ => 0,
+                };
+                self.raise(target, RaiseFor::Fence { count }, None)
+            }
+            Step::ReadWitness => {
+                if !matches!(request, ObjectRequest::Export { .. }) {
+                    return self.finish(Finished::reply(
+                        ApiError::unavailable("only an export reads the witness").reply(),
+                    ));
+                }
+                // The fence the read is sent at (a witness found below it
+                // went back), then the mark as it is now, just before the
+                // freeze commits.
+                match load_any(sql) {
+                    Ok(Some(row)) => {
+                        self.state = State::Reading {
+                            sent_at: row.state.fence(),
+                        }
+                    }
+                    // The export itself answers namespace_not_found.
+                    Ok(None) => self.state = State::Reading { sent_at: 0 },
+                    Err(e) => self.finish(Finished::reply(
+                        ApiError::unavailable(e.to_string()).reply(),
+                    )),
+                }
+            }
+        }
+    }
+
+    /// What the raise asked for by the last [`Action::Raise`] gave: `Ok`
+    /// with whether the namespace exists, or why it failed. Ignored when no
+    /// raise was asked for.
+    pub fn handle_raised(&mut self, raised: Result<bool, String>) {
+        let State::Raising { purpose, reply, .. } = std::mem::replace(&mut self.state, State::Done)
+        else {
+            return;
+        };
+        let unavailable = |text: String| ApiError::unavailable(text).reply();
+        self.state = match (purpose, raised) {
+            (RaiseFor::Floor | RaiseFor::Fence { .. }, Ok(_)) => State::Handling,
+            (RaiseFor::Floor, Err(e)) => State::Finished(Finished::reply(unavailable(format!(
+                "the fence's witness cannot be reached ({e}); the floor was not raised"
+            )))),
+            (RaiseFor::Fence { .. }, Err(e)) => State::Finished(Finished::fenced(unavailable(
+                format!("the fence's witness cannot be reached ({e}); nothing was granted"),
+            ))),
+            (RaiseFor::Retire, Ok(true)) => {
+                State::Finished(Finished::reply(reply.unwrap_or_else(|| {
+                    unavailable("the export's document was lost".into())
+                })))
+            }
+            (RaiseFor::Retire, Ok(false)) => {
+                State::Finished(Finished::reply(unavailable("no namespace here".into())))
+            }
+            (RaiseFor::Retire, Err(e)) => State::Finished(Finished::reply(unavailable(format!(
+                "the namespace is frozen and exported, but its witness could not be \
+                 retired ({e}); export again to get the document"
+            )))),
+        };
+    }
+
+    /// What the read asked for by [`Action::ReadWitness`] gave; at `now`,
+    /// commits the export (the freeze and its audit entry, one commit) when
+    /// the witness was read. Ignored when no read was asked for.
+    pub fn handle_read(&mut self, sql: &impl Sql, got: Result<Witnessed, String>, now: i64) {
+        let state = std::mem::replace(&mut self.state, State::Done);
+        let (
+            State::Reading { sent_at },
+            ObjectRequest::Export {
+                namespace,
+                reason,
+                actor,
+                source,
+            },
+        ) = (&state, self.request)
+        else {
+            self.state = state;
+            return;
+        };
+        let got = match got {
+            Ok(got) => got,
+            Err(e) => {
+                return self.finish(Finished::reply(
+                    ApiError::unavailable(format!(
+                        "the fence's witness cannot be reached ({e}); nothing was exported"
+                    ))
+                    .reply(),
+                ))
+            }
+        };
+        // --- synchronous: the freeze and its audit entry, one commit ---
+        match transfer::export(
+            sql,
+            namespace,
+            (*sent_at, got),
+            (reason, actor, source),
+            now,
+        ) {
+            Err(e) => self.finish(Finished::reply(e.reply())),
+            Ok((reply, retire)) => self.state = State::Exported { reply, retire },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rangeid_core::wire::DecU64;
+
+    use super::super::tests::{create_req, db, grant_req, ns, raise, run, witness_raise, T0};
+    use super::*;
+    use crate::object::ObjectRequest;
+
+    fn next(db: &impl Sql) -> u128 {
+        load_any(db).unwrap().unwrap().state.next()
+    }
+
+    fn floor(to: u64) -> ObjectRequest {
+        ObjectRequest::Floor {
+            namespace: ns("orders"),
+            floor: DecU64(to),
+            actor: "ops".into(),
+        }
+    }
+
+    fn finished(a: Action) -> Finished {
+        match a {
+            Action::Finish(f) => f,
+            other => panic!("not finished: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_floor_is_held_by_the_witness_before_it_is_committed() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 10_000_000, 1_000), T0);
+        let request = floor(5_000_000);
+        let mut s = Serving::new(&request);
+        assert_eq!(
+            s.poll(&db, 0, T0),
+            Action::Raise {
+                target: 5_000_000,
+                purpose: RaiseFor::Floor
+            }
+        );
+        assert_eq!(
+            next(&db),
+            1,
+            "nothing committed before the witness holds it"
+        );
+        // Polled again while the raise is in flight: the same raise.
+        assert!(matches!(s.poll(&db, 0, T0), Action::Raise { .. }));
+        raise(&db, 5_000_000);
+        s.handle_raised(Ok(true));
+        let done = finished(s.poll(&db, 0, T0));
+        assert_eq!(done.reply.status, 200, "{}", done.reply.body);
+        assert!(done.push_summary, "an admin change is pushed at once");
+        assert_eq!(next(&db), 5_000_000);
+    }
+
+    #[test]
+    fn a_floor_whose_witness_cannot_be_raised_changes_nothing() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 10_000_000, 1_000), T0);
+        let request = floor(5_000_000);
+        let mut s = Serving::new(&request);
+        assert!(matches!(s.poll(&db, 0, T0), Action::Raise { .. }));
+        s.handle_raised(Err("down".into()));
+        let done = finished(s.poll(&db, 0, T0));
+        assert_eq!(done.reply.status, 503);
+        assert!(done.reply.body.contains("the floor was not raised"));
+        assert!(!done.push_summary);
+        assert_eq!(done.counted, None, "a floor is not a refused grant");
+        assert_eq!(next(&db), 1);
+    }
+
+    #[test]
+    fn a_refused_floor_asks_no_raise() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 10_000_000, 1_000), T0);
+        let request = floor(20_000_000);
+        let done = finished(Serving::new(&request).poll(&db, 0, T0));
+        assert_eq!(done.reply.status, 400, "{}", done.reply.body);
+    }
+
+    #[test]
+    fn a_grant_waits_for_the_fence_then_is_granted() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 10_000_000, 1_000), T0);
+        let request = grant_req("orders", "a", "r1", 100);
+        let mut s = Serving::new(&request);
+        let Action::Raise { target, purpose } = s.poll(&db, 0, T0) else {
+            panic!("a new namespace's first grant passes the fence");
+        };
+        assert_eq!(purpose, RaiseFor::Fence { count: 100 });
+        raise(&db, target);
+        s.handle_raised(Ok(true));
+        let done = finished(s.poll(&db, 0, T0));
+        assert_eq!(done.reply.status, 200, "{}", done.reply.body);
+        assert_eq!(done.granted_at, Some(T0));
+        assert!(!done.push_summary, "a grant is pushed by the alarm");
+    }
+
+    #[test]
+    fn a_grant_gives_up_after_fence_tries() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 10_000_000, 1_000), T0);
+        let request = grant_req("orders", "a", "r1", 100);
+        let mut s = Serving::new(&request);
+        let mut raises = 0;
+        let done = loop {
+            match s.poll(&db, 0, T0) {
+                // The raise "succeeds", but another grant used the mark:
+                // the fence is no higher.
+                Action::Raise { .. } => {
+                    raises += 1;
+                    s.handle_raised(Ok(true));
+                }
+                Action::Finish(f) => break f,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(raises, FENCE_TRIES);
+        assert_eq!(done.reply.status, 503);
+        assert_eq!(done.counted, Some(Counted::Fenced));
+        assert!(!done.refused_grant, "the fence's refusal, not core's");
+        assert!(done.log_error.unwrap().contains("too often"));
+        assert_eq!(next(&db), 1);
+    }
+
+    #[test]
+    fn a_grant_whose_fence_cannot_rise_is_counted_as_fenced() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 10_000_000, 1_000), T0);
+        let request = grant_req("orders", "a", "r1", 100);
+        let mut s = Serving::new(&request);
+        assert!(matches!(s.poll(&db, 0, T0), Action::Raise { .. }));
+        s.handle_raised(Err("down".into()));
+        let done = finished(s.poll(&db, 0, T0));
+        assert_eq!(done.reply.status, 503);
+        assert!(done.reply.body.contains("nothing was granted"));
+        assert_eq!(done.counted, Some(Counted::Fenced));
+    }
+
+    #[test]
+    fn an_export_answers_its_document_only_once_the_witness_is_retired() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 10_000_000, 1_000), T0);
+        let request = ObjectRequest::Export {
+            namespace: ns("orders"),
+            reason: "moving".into(),
+            actor: "ops".into(),
+            source: "http://127.0.0.1:8787".into(),
+        };
+        let mut s = Serving::new(&request);
+        assert_eq!(s.poll(&db, 0, T0), Action::ReadWitness);
+        s.handle_read(&db, Ok(witness_raise(0)), T0);
+        assert_eq!(s.poll(&db, 0, T0), Action::PushSummary, "frozen: pushed");
+        let Action::Raise { target, purpose } = s.poll(&db, 0, T0) else {
+            panic!("the document before the retire");
+        };
+        assert_eq!((target, purpose), (10_000_001, RaiseFor::Retire));
+        s.handle_raised(Err("down".into()));
+        let done = finished(s.poll(&db, 0, T0));
+        assert_eq!(done.reply.status, 503);
+        assert!(done.reply.body.contains("export again"));
+
+        // Again, with the witness up: the document.
+        let mut s = Serving::new(&request);
+        assert_eq!(s.poll(&db, 0, T0), Action::ReadWitness);
+        s.handle_read(&db, Ok(witness_raise(0)), T0);
+        assert_eq!(s.poll(&db, 0, T0), Action::PushSummary);
+        assert!(matches!(s.poll(&db, 0, T0), Action::Raise { .. }));
+        raise(&db, 10_000_001);
+        s.handle_raised(Ok(true));
+        let done = finished(s.poll(&db, 0, T0));
+        assert_eq!(done.reply.status, 200, "{}", done.reply.body);
+        assert!(done.reply.body.contains("\"check\""));
+    }
+
+    #[test]
+    fn an_export_whose_witness_cannot_be_read_exports_nothing() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 10_000_000, 1_000), T0);
+        let request = ObjectRequest::Export {
+            namespace: ns("orders"),
+            reason: "moving".into(),
+            actor: "ops".into(),
+            source: "http://127.0.0.1:8787".into(),
+        };
+        let mut s = Serving::new(&request);
+        assert_eq!(s.poll(&db, 0, T0), Action::ReadWitness);
+        s.handle_read(&db, Err("down".into()), T0);
+        let done = finished(s.poll(&db, 0, T0));
+        assert!(done.reply.body.contains("nothing was exported"));
+        assert_eq!(
+            load_any(&db).unwrap().unwrap().state.status().as_str(),
+            "active"
+        );
+    }
+
+    #[test]
+    fn reads_push_nothing_and_admin_changes_push_at_once() {
+        let db = db();
+        let create = create_req("orders", 1, 10_000_000, 1_000);
+        assert!(finished(Serving::new(&create).poll(&db, 0, T0)).push_summary);
+        for read in [
+            ObjectRequest::Summary {
+                namespace: ns("orders"),
+            },
+            ObjectRequest::Lookup {
+                namespace: ns("orders"),
+                id: DecU64(1),
+            },
+        ] {
+            let done = finished(Serving::new(&read).poll(&db, 0, T0));
+            assert!(!done.push_summary, "{read:?}");
+        }
+        // A refused change pushes nothing either.
+        let again = create_req("orders", 1, 20_000_000, 1_000);
+        let done = finished(Serving::new(&again).poll(&db, 0, T0));
+        assert_eq!(done.reply.status, 409);
+        assert!(!done.push_summary);
+    }
+
+    #[test]
+    fn a_gate_that_stayed_closed_counts_only_grants() {
+        let grant = grant_req("orders", "a", "r1", 1);
+        assert_eq!(
+            Finished::witness_unreached(&grant).counted,
+            Some(Counted::Fenced)
+        );
+        assert_eq!(Finished::witness_unreached(&floor(5)).counted, None);
+    }
+}
