@@ -14,7 +14,7 @@ use rangeid_core::{ErrorCode, GrantRequest, Namespace};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::response::ApiError;
+use crate::shared::response::ApiError;
 
 /// The largest request body accepted, in bytes.
 pub const MAX_BODY: usize = 4096;

@@ -25,9 +25,10 @@
 //!   the namespace summary, refusal counts, log lines, settings, and the
 //!   drivers' runtime glue (`shared::runtime`: SQL storage, calls to an
 //!   object).
-//! - [`api`]: request bodies and queries; 400 and 413.
-//! - [`openapi`]: the OpenAPI 3.1 document.
-//! - [`page`]: the admin page's files and the headers they are served with.
+//! - [`api`]: the API's request bodies and queries (400 and 413), which
+//!   the front parses and the objects are handed; described by
+//!   [`front::openapi`], the OpenAPI 3.1 document. The admin page's files
+//!   and their headers are [`front::page`].
 #![deny(missing_docs)]
 // The OpenAPI document is one `json!` literal per part; its schemas nest
 // deeper than the macro's default recursion allows.
@@ -36,12 +37,4 @@
 pub mod api;
 pub mod front;
 pub mod object;
-pub mod openapi;
-pub mod page;
 pub mod shared;
-
-// The old paths of modules that moved, for api.rs, openapi.rs and page.rs,
-// which are rewritten on another branch at the same time (they move, and
-// these go, once both are merged).
-pub use object::store;
-pub use shared::{response, summary};

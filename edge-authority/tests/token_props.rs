@@ -434,7 +434,8 @@ proptest! {
     /// claims follow the documented rules: `sub` 1 to 128 bytes with no
     /// control character, `role` one of three, `ns` `["*"]` or 1 to 256
     /// valid names, `exp` an integer still ahead and within the role's
-    /// lifetime cap; other claims are ignored.
+    /// lifetime cap, from now and from `iat` when there is one (`iat`, when
+    /// not null, a whole number); other claims are ignored.
     #[test]
     fn signed_claims_follow_the_rules(
         (payload, fine) in payload(),
@@ -459,8 +460,16 @@ proptest! {
         prop_assume!(token.len() <= MAX_TOKEN_LEN);
         let got = verify(&token, &keys(), None, NOW);
         let role = p["role"].as_str().and_then(Role::parse);
+        let (iat_ok, iat) = match p.get("iat") {
+            None | Some(Value::Null) => (true, None),
+            Some(v) => (v.as_u64().is_some(), v.as_u64()),
+        };
+        let fine = fine && iat_ok;
+        let too_long = |r: Role, exp: u64| {
+            exp > latest_exp(r, NOW) || iat.is_some_and(|i| exp.saturating_sub(i) > latest_exp(r, NOW) - NOW)
+        };
         match (fine, exp_value) {
-            (true, Some(exp)) if exp > NOW && role.is_some_and(|r| exp > latest_exp(r, NOW)) => {
+            (true, Some(exp)) if exp > NOW && role.is_some_and(|r| too_long(r, exp)) => {
                 prop_assert_eq!(got, Err(TokenError::LifetimeTooLong(role.unwrap())), "{}", p)
             }
             (true, Some(exp)) if exp > NOW => {

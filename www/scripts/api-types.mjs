@@ -1,5 +1,5 @@
 // Writes the admin page's API types from the one source of API v1's shapes,
-// the authority's OpenAPI document (edge-authority/src/openapi.rs):
+// the authority's OpenAPI document (edge-authority/src/front/openapi.rs):
 //   1. edge-authority/openapi.json, printed by `cargo run --example openapi`;
 //   2. www/src/api/schema.gen.ts, openapi-typescript's reading of that file.
 // Tests fail when either is stale (openapi.rs's tests, tests/www/lib.test.mjs).

@@ -1,7 +1,7 @@
 // Builds the admin page into www/dist, the authority's static-assets root:
 //   dist/admin/index.html, app-<hash>.js|css (+ .map), favicon.svg
 // The authority serves them at /admin/ with the headers it decides
-// (edge-authority/src/page.rs: CSP, nosniff, caching).
+// (edge-authority/src/front/page.rs: CSP, nosniff, caching).
 // Installs its own dependencies (npm ci, from package-lock.json) when they
 // are missing. Idempotent: the same sources give the same files.
 // Run from anywhere: `node www/scripts/build.mjs`.

@@ -16,11 +16,11 @@ use worker::{event, Context, Date, Env, Headers, Method, Request, Response};
 
 use crate::api::MAX_BODY;
 use crate::front::listing::{Listing, Scrape};
+use crate::front::page::{self, PageRoute};
 use crate::front::token::{Keyring, KeyringError};
 use crate::front::{self, FrontConfig, Incoming, Plan};
 use crate::object::registry::{RegistryPage, RegistryRequest};
 use crate::object::ObjectRequest;
-use crate::page::{self, PageRoute};
 use crate::shared::logline;
 use crate::shared::response::{ApiError, Cors, HttpReply};
 use crate::shared::runtime::{

@@ -17,6 +17,8 @@
 
 pub mod listing;
 pub mod metrics;
+pub mod openapi;
+pub mod page;
 pub mod route;
 pub mod token;
 
@@ -30,7 +32,6 @@ use crate::api;
 use crate::front::route::{allowed_methods, route, Route, RouteError};
 use crate::front::token::{bearer, verify, Access, Claims, Keyring, KeyringError, Scope};
 use crate::object::ObjectRequest;
-use crate::openapi;
 use crate::shared::response::{ApiError, Cors, CorsCheck, HttpReply};
 
 /// What every caller of an authenticated route is told while the

@@ -587,20 +587,21 @@ pub fn verify(
         }
         None => validation.validate_aud = false,
     }
-    let data =
-        jsonwebtoken::decode::<ClaimsFields>(token, &entry.decoding, &validation).map_err(|e| {
-            match e.kind() {
-                K::InvalidSignature | K::InvalidAlgorithm | K::InvalidEddsaKey => {
-                    TokenError::BadSignature
-                }
-                K::InvalidAudience => TokenError::WrongAudience,
-                K::MissingRequiredClaim(c) if c == "aud" => TokenError::WrongAudience,
-                K::Json(_) | K::MissingRequiredClaim(_) | K::InvalidClaimFormat(_) => {
-                    TokenError::BadClaims("expected sub, role, ns and integer exp")
-                }
-                _ => TokenError::Malformed("not a JWT"),
+    let data = jsonwebtoken::decode::<ClaimsFields>(token, &entry.decoding, &validation).map_err(
+        |e| match e.kind() {
+            K::InvalidSignature | K::InvalidAlgorithm | K::InvalidEddsaKey => {
+                TokenError::BadSignature
             }
-        })?;
+            K::InvalidAudience => TokenError::WrongAudience,
+            K::MissingRequiredClaim(c) if c == "aud" => TokenError::WrongAudience,
+            K::Json(_) | K::MissingRequiredClaim(_) | K::InvalidClaimFormat(_) => {
+                TokenError::BadClaims(
+                    "expected sub, role, ns, an integer exp, and integer iat and nbf when present",
+                )
+            }
+            _ => TokenError::Malformed("not a JWT"),
+        },
+    )?;
     let fields = data.claims;
     if fields
         .nbf

@@ -6,7 +6,7 @@
 //! workerd) and answers with these headers, so the page is served the same
 //! way on every runtime and its security headers are decided here, once.
 
-use crate::response::{ApiError, HttpReply};
+use crate::shared::response::{ApiError, HttpReply};
 use rangeid_core::ErrorCode;
 
 /// The page's Content-Security-Policy: only this origin's scripts, styles,

@@ -570,20 +570,21 @@ mod tests {
 
     #[test]
     fn summaries_match_the_schema_fields() {
-        use crate::store::NamespaceRow;
+        use crate::object::store::NamespaceRow;
         use rangeid_core::authority::NamespaceConfig;
         let row = NamespaceRow::create(
             rangeid_core::Namespace::new("x").unwrap(),
             NamespaceConfig::new(None, None, None).unwrap(),
             0,
         );
-        let ledger = crate::summary::LedgerJson {
+        let ledger = crate::shared::summary::LedgerJson {
             rows: 0,
             bytes: None,
             top_subs: Vec::new(),
         };
         let parts = (Default::default(), Limits::DEFAULT, ledger);
-        let v = serde_json::to_value(crate::summary::summarize(&row, &[], parts, 1)).unwrap();
+        let v =
+            serde_json::to_value(crate::shared::summary::summarize(&row, &[], parts, 1)).unwrap();
         let doc = document();
         let required = doc["components"]["schemas"]["Summary"]["required"]
             .as_array()
