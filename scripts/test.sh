@@ -23,7 +23,10 @@ cargo build -p rangeid-core --target wasm32-unknown-unknown --features serde --l
 step "Rust tests: unit, property, simulation (1,000 seeds, 10M IDs), authority host tests"
 cargo test --workspace --all-features --locked
 
-step "loom model check of the atomic cursor"
+step "the Rust client's docs build without a warning"
+RUSTDOCFLAGS="-D warnings" cargo doc -p rangeid-client --no-deps --locked
+
+step "loom model check of the atomic cursor and the refillable cursor slot"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
   cargo test -p rangeid-core --test loom --release --locked
 

@@ -1,10 +1,12 @@
-//! `AtomicCursor`: lock-free issuing from one installed range, for native
-//! threads.
+//! Lock-free issuing for native threads: [`AtomicCursor`] over one
+//! installed range, and [`CursorSlot`], a cursor its owner refills in place.
 //!
-//! Guaranteed under any interleaving: each ID of the range is returned at
-//! most once and nothing past its end is ever returned. Once used up it
-//! stays used up; installing the next range is the owner's job (swap in a
-//! new cursor).
+//! Guaranteed under any interleaving: each ID of a range is returned at
+//! most once and nothing past its end is ever returned. An `AtomicCursor`
+//! stays used up once used up; installing the next range is the owner's
+//! job (swap in a new cursor, which needs a way to free the old one while
+//! other threads may still read it). A `CursorSlot` is refilled in place by
+//! its owner instead, so readers never follow a pointer that could dangle.
 
 #[cfg(not(loom))]
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -96,6 +98,227 @@ impl AtomicCursor {
     }
 }
 
+/// Bits of a [`CursorSlot`]'s word that count the IDs taken; the bits
+/// above them are its generation.
+const OFFSET_BITS: u32 = 34;
+const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
+
+/// The most IDs one [`CursorSlot`] block may hold: 2^32. The offset field
+/// has room for twice that, so the overshoot of threads that find the block
+/// used up (each adds 1 once, then pulls the count back) never reaches the
+/// generation bits.
+pub const SLOT_LIMIT: u64 = 1 << 32;
+
+/// A block of IDs that any thread issues from without a lock, and that its
+/// owner refills in place with [`CursorSlot::replace`].
+///
+/// One 64-bit word holds a generation (its upper 30 bits) and the count of
+/// IDs taken in this generation (its lower 34). A reader adds 1 to the word
+/// (one `fetch_add`, as [`AtomicCursor`] does), reads the block's start and
+/// count, and checks that the generation did not move meanwhile (a
+/// sequence lock whose first read is that same `fetch_add`): an ID is returned
+/// only if the block it was computed from was the block of that
+/// generation. An odd generation means the owner is replacing the block (or
+/// sealed it): nothing issues. `replace` first makes the generation odd
+/// (taking what was left, exactly), then writes the new block, then makes
+/// it even. A reader caught between its `fetch_add` and its check by a
+/// replacement loses its ID (a gap, counted as taken) and tries again.
+///
+/// Guaranteed under any interleaving: each ID of each installed block is
+/// returned at most once, by a reader or in the tail `replace` hands back,
+/// never by both. Readers are lock-free (a reader only retries when the
+/// owner replaced the block). The owner's methods (`replace`, `seal`) must
+/// not run at the same time as each other: one owner, under its own lock.
+/// (Exactly: a reader stalled from its `fetch_add` to its check across
+/// 2^29 replacements could see the generation come round again; the block
+/// sizes a driver installs make that many replacements take far longer
+/// than any stall.)
+#[derive(Debug)]
+#[repr(align(64))]
+pub struct CursorSlot {
+    word: AtomicU64,
+    start: AtomicU64,
+    count: AtomicU64,
+}
+
+/// What a reader found on a miss.
+enum Miss {
+    /// The block was replaced under it: try again.
+    Retry,
+    /// Nothing to issue.
+    Empty,
+}
+
+#[inline]
+const fn generation(word: u64) -> u64 {
+    word >> OFFSET_BITS
+}
+
+#[inline]
+const fn pack(generation: u64, offset: u64) -> u64 {
+    (generation << OFFSET_BITS) | offset
+}
+
+impl Default for CursorSlot {
+    fn default() -> Self {
+        CursorSlot::new()
+    }
+}
+
+impl CursorSlot {
+    /// An empty slot (sealed: it issues nothing until a block is installed).
+    #[cfg(not(loom))]
+    pub const fn new() -> CursorSlot {
+        CursorSlot {
+            word: AtomicU64::new(pack(1, 0)),
+            start: AtomicU64::new(0),
+            count: AtomicU64::new(0),
+        }
+    }
+
+    /// An empty slot (sealed: it issues nothing until a block is installed).
+    #[cfg(loom)]
+    pub fn new() -> CursorSlot {
+        CursorSlot {
+            word: AtomicU64::new(pack(1, 0)),
+            start: AtomicU64::new(0),
+            count: AtomicU64::new(0),
+        }
+    }
+
+    /// The next unused ID of the installed block, or `None` when it is used
+    /// up, sealed, or being replaced. Never waits.
+    #[inline]
+    pub fn next_id(&self) -> Option<u64> {
+        loop {
+            let w = self.word.fetch_add(1, Ordering::Acquire);
+            // Acquire: if either load reads a later block, the generation
+            // made odd before it was written is seen by the check below.
+            let count = self.count.load(Ordering::Acquire);
+            let start = self.start.load(Ordering::Acquire);
+            let now = self.word.load(Ordering::Relaxed);
+            let offset = w & OFFSET_MASK;
+            // Same generation, even (a block installed), and within it.
+            if (generation(w ^ now) | (generation(w) & 1)) == 0 && offset < count {
+                return Some(start + offset);
+            }
+            match self.miss(w, now, count) {
+                Miss::Retry => continue,
+                Miss::Empty => return None,
+            }
+        }
+    }
+
+    #[cold]
+    fn miss(&self, w: u64, now: u64, count: u64) -> Miss {
+        let g = generation(w);
+        if generation(now) != g {
+            // Replaced since the `fetch_add`: a newer block may have IDs.
+            return if generation(now) & 1 == 0 {
+                Miss::Retry
+            } else {
+                Miss::Empty
+            };
+        }
+        // Used up (or sealed): pull the overshoot back, within this
+        // generation only, so the offset never grows past `count` plus the
+        // threads inside this call.
+        let floor = if g & 1 == 0 { count } else { 0 };
+        let mut cur = now;
+        while generation(cur) == g && (cur & OFFSET_MASK) > floor {
+            match self.word.compare_exchange_weak(
+                cur,
+                pack(g, floor),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    break;
+                }
+                Err(seen) => cur = seen,
+            }
+        }
+        Miss::Empty
+    }
+
+    /// Exactly `n` contiguous unused IDs, or `None` (taking nothing) when
+    /// the block has fewer left, is sealed or being replaced, or `n` is 0.
+    pub fn take(&self, n: u64) -> Option<Range> {
+        if n == 0 || n > SLOT_LIMIT {
+            return None;
+        }
+        let mut w = self.word.load(Ordering::Acquire);
+        loop {
+            if generation(w) & 1 == 1 {
+                return None;
+            }
+            // A block read here that is newer than `w` makes the exchange
+            // below fail (its replacement changed the word first).
+            let count = self.count.load(Ordering::Acquire);
+            let start = self.start.load(Ordering::Acquire);
+            let offset = w & OFFSET_MASK;
+            if offset >= count || count - offset < n {
+                return None;
+            }
+            match self
+                .word
+                .compare_exchange_weak(w, w + n, Ordering::Acquire, Ordering::Acquire)
+            {
+                Ok(_) => return Range::with_count(start + offset, n).ok(),
+                Err(seen) => w = seen,
+            }
+        }
+    }
+
+    /// How many IDs the block has left: a snapshot (0 while sealed).
+    pub fn remaining(&self) -> u64 {
+        let w = self.word.load(Ordering::Acquire);
+        if generation(w) & 1 == 1 {
+            return 0;
+        }
+        self.count
+            .load(Ordering::Relaxed)
+            .saturating_sub(w & OFFSET_MASK)
+    }
+
+    /// The owner's: stops issuing and hands back the unused tail of the
+    /// block, exactly (no reader returns any ID of it). The slot stays
+    /// empty until [`CursorSlot::replace`] installs a block.
+    pub fn seal(&self) -> Option<Range> {
+        let g = generation(self.word.load(Ordering::Relaxed));
+        if g & 1 == 1 {
+            return None;
+        }
+        let before = self.word.fetch_add(1 << OFFSET_BITS, Ordering::Acquire);
+        // The block's fields are the owner's own writes.
+        let count = self.count.load(Ordering::Relaxed);
+        let start = self.start.load(Ordering::Relaxed);
+        let taken = (before & OFFSET_MASK).min(count);
+        Range::with_count(start + taken, count - taken).ok()
+    }
+
+    /// The owner's: seals the slot (see [`CursorSlot::seal`]), installs
+    /// `block` and returns the old block's unused tail. A block of more
+    /// than [`SLOT_LIMIT`] IDs is refused with itself, changing nothing.
+    pub fn replace(&self, block: Range) -> Result<Option<Range>, Range> {
+        if block.count() > SLOT_LIMIT {
+            return Err(block);
+        }
+        let tail = self.seal();
+        let g = generation(self.word.load(Ordering::Relaxed));
+        // Release: a reader that reads either field then sees the odd
+        // generation (or a later one) when it checks the word.
+        self.start.store(block.start(), Ordering::Release);
+        self.count.store(block.count(), Ordering::Release);
+        // A swap, not a store: readers' `fetch_add`s must land wholly before
+        // or after it. (Both are so in the memory model; loom 0.7 lets a
+        // plain store fall between an RMW's read and write, tokio-rs/loom#254,
+        // and would report duplicates this code cannot make.)
+        self.word.swap(pack(g + 1, 0), Ordering::Release);
+        Ok(tail)
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -142,6 +365,103 @@ mod tests {
             Some((2, u64::MAX))
         );
         assert_eq!(c.next_id(), None);
+    }
+
+    #[test]
+    fn slot_issues_its_block_then_the_next() {
+        let s = CursorSlot::new();
+        assert_eq!(s.next_id(), None);
+        assert_eq!(s.remaining(), 0);
+        assert_eq!(s.replace(Range::with_count(10, 2).unwrap()), Ok(None));
+        assert_eq!(
+            [s.next_id(), s.next_id(), s.next_id()],
+            [Some(10), Some(11), None]
+        );
+        for _ in 0..5 {
+            assert_eq!(s.next_id(), None);
+        }
+        assert_eq!(s.replace(Range::with_count(100, 5).unwrap()), Ok(None));
+        assert_eq!(s.take(3), Range::with_count(100, 3).ok());
+        assert_eq!(s.take(3), None, "all or nothing");
+        assert_eq!(s.remaining(), 2);
+        assert_eq!(s.seal(), Range::with_count(103, 2).ok());
+        assert_eq!(s.next_id(), None);
+        assert_eq!(s.take(1), None);
+        assert_eq!(s.seal(), None);
+        let big = Range::with_count(1, SLOT_LIMIT + 1).unwrap();
+        assert_eq!(s.replace(big), Err(big));
+        let top = Range::with_count(u64::MAX - 1, 2).unwrap();
+        assert_eq!(s.replace(top), Ok(None));
+        assert_eq!(
+            [s.next_id(), s.next_id(), s.next_id()],
+            [Some(u64::MAX - 1), Some(u64::MAX), None]
+        );
+    }
+
+    #[test]
+    fn slot_overshoot_is_pulled_back() {
+        let s = CursorSlot::new();
+        s.replace(Range::with_count(1, 1).unwrap()).unwrap();
+        assert_eq!(s.next_id(), Some(1));
+        for _ in 0..1000 {
+            assert_eq!(s.next_id(), None);
+        }
+        assert_eq!(s.word.load(Ordering::Relaxed) & OFFSET_MASK, 1);
+        s.seal();
+        for _ in 0..1000 {
+            assert_eq!(s.next_id(), None);
+        }
+        assert_eq!(s.word.load(Ordering::Relaxed) & OFFSET_MASK, 0);
+    }
+
+    #[test]
+    fn slot_threads_and_replacements_never_share_an_id() {
+        extern crate std;
+        use std::{sync::Arc, thread, vec::Vec};
+        let s = Arc::new(CursorSlot::new());
+        let stop = Arc::new(core::sync::atomic::AtomicBool::new(false));
+        let seen = Arc::new(core::sync::atomic::AtomicU64::new(0));
+        let readers: Vec<_> = (0..3)
+            .map(|i| {
+                let (s, stop, seen) = (Arc::clone(&s), Arc::clone(&stop), Arc::clone(&seen));
+                thread::spawn(move || {
+                    let mut got = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        if i == 0 {
+                            if let Some(r) = s.take(3) {
+                                got.extend(r.start()..=r.last());
+                            }
+                        } else if let Some(id) = s.next_id() {
+                            got.push(id);
+                        }
+                        seen.store(got.len() as u64, Ordering::Relaxed);
+                    }
+                    got
+                })
+            })
+            .collect();
+        let mut tails = Vec::new();
+        let mut block = 0u64;
+        while block < 20_000 || (seen.load(Ordering::Relaxed) == 0 && block < 1 << 26) {
+            block += 1;
+            let r = Range::with_count(block * 7, 7).unwrap();
+            if let Some(t) = s.replace(r).unwrap() {
+                tails.extend(t.start()..=t.last());
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        let mut all: Vec<u64> = readers
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
+        let issued = all.len();
+        all.extend(tails);
+        all.sort_unstable();
+        let n = all.len();
+        all.dedup();
+        assert_eq!(all.len(), n, "an ID was issued twice");
+        assert!(issued > 0);
+        assert!(all.iter().all(|&id| (7..(block + 1) * 7).contains(&id)));
     }
 
     #[test]

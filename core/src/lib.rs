@@ -31,7 +31,8 @@
 //! - [`text`]: `Text<N>`, a bounded string that needs no heap.
 //! - [`time`]: `Instant`, a point on a driver's clock; why durations stay
 //!   `*_ms` numbers and the authority's clock is another.
-//! - [`cursor`]: `AtomicCursor`, lock-free issuing for native threads.
+//! - [`cursor`]: `AtomicCursor` and `CursorSlot`, lock-free issuing for
+//!   native threads.
 //! - [`wire`] (feature `serde`): the JSON forms of the protocol types and
 //!   of errors, and the authority's answer encoder.
 //!
@@ -43,7 +44,7 @@
 
 #[cfg(any(feature = "alloc", test))]
 extern crate alloc;
-#[cfg(test)]
+#[cfg(any(test, loom))]
 extern crate std;
 
 pub mod authority;
@@ -67,7 +68,7 @@ pub mod wire;
 
 pub use authority::{decide, Decision, NamespaceConfig, NamespaceState, Refusal};
 pub use code::ErrorCode;
-pub use cursor::AtomicCursor;
+pub use cursor::{AtomicCursor, CursorSlot};
 pub use lease::{Action, Lease, LeaseConfig, Outgoing, Ticket};
 pub use names::{Incarnation, Namespace, RequestId};
 pub use protocol::{Grant, GrantRequest};

@@ -1,4 +1,5 @@
-//! Model check of `AtomicCursor` under every interleaving loom explores.
+//! Model check of `AtomicCursor` and `CursorSlot` under every interleaving
+//! loom explores.
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p rangeid-core --test loom`;
 //! without `cfg(loom)` this file is empty.
@@ -6,7 +7,7 @@
 
 use loom::sync::Arc;
 use loom::thread;
-use rangeid_core::cursor::{AtomicCursor, FETCH_ADD_LIMIT};
+use rangeid_core::cursor::{AtomicCursor, CursorSlot, FETCH_ADD_LIMIT};
 use rangeid_core::range::{Range, BOUND_LIMIT};
 
 /// Runs `threads` threads, each taking `calls` IDs, and checks that every
@@ -89,4 +90,75 @@ fn batches_and_singles_never_overlap() {
         assert_eq!(n, 5);
         assert!(all.iter().all(|&id| (100..105).contains(&id)));
     });
+}
+
+/// Readers issue from a slot while its owner replaces the block: no ID is
+/// issued twice, none is both issued and handed back in the tail, and every
+/// one is from a block that was installed.
+fn slot_check(first_count: u64, reader_calls: [usize; 2], batch: bool) {
+    // Three threads with retry loops: bounded to 3 preemptions (loom's
+    // advice for models this size), which still covers a replacement
+    // landing between every pair of a reader's steps.
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(3);
+    model.check(move || {
+        let slot = Arc::new(CursorSlot::new());
+        let first = Range::with_count(10, first_count).unwrap();
+        let second = Range::with_count(20, 2).unwrap();
+        slot.replace(first).unwrap();
+        let handles: Vec<_> = reader_calls
+            .iter()
+            .enumerate()
+            .map(|(i, &calls)| {
+                let s = Arc::clone(&slot);
+                thread::spawn(move || {
+                    let mut got = Vec::new();
+                    for _ in 0..calls {
+                        if batch && i == 0 {
+                            if let Some(r) = s.take(2) {
+                                got.extend(r.start()..=r.last());
+                            }
+                        } else if let Some(id) = s.next_id() {
+                            got.push(id);
+                        }
+                    }
+                    got
+                })
+            })
+            .collect();
+        let mut all: Vec<u64> = slot
+            .replace(second)
+            .unwrap()
+            .map(|t| (t.start()..=t.last()).collect())
+            .unwrap_or_default();
+        all.extend(slot.seal().into_iter().flat_map(|t| t.start()..=t.last()));
+        for h in handles {
+            all.extend(h.join().unwrap());
+        }
+        all.sort_unstable();
+        let n = all.len();
+        let before = all.clone();
+        all.dedup();
+        assert_eq!(all.len(), n, "an ID was issued twice: {before:?}");
+        assert!(
+            all.iter()
+                .all(|&id| first.contains(id) || second.contains(id)),
+            "an ID outside the blocks: {all:?}"
+        );
+    });
+}
+
+#[test]
+fn slot_replaced_under_two_readers() {
+    slot_check(2, [1, 1], false);
+}
+
+#[test]
+fn slot_replaced_under_a_reader_past_the_end() {
+    slot_check(1, [2, 0], false);
+}
+
+#[test]
+fn slot_replaced_under_a_batch_and_a_reader() {
+    slot_check(2, [1, 1], true);
 }

@@ -854,19 +854,36 @@ impl Lease {
     /// must return every ID of a block before the next `lend`, and report
     /// what it did not return to [`Lease::close_with_unused`].
     pub fn lend(&mut self, n: u64) -> Result<Range, IssueError> {
+        self.lend_keeping(n, 0)
+    }
+
+    /// Like [`Lease::lend`], for a driver that still holds `lent_unused`
+    /// unreturned IDs of the blocks lent before (a native driver keeps one
+    /// block issuing and the next one ready behind it): they stay lent,
+    /// and the rest of what was lent counts as returned. `lent_unused` is
+    /// then passed, as usual, to [`Lease::stats`], [`Lease::take_exact`],
+    /// [`Lease::set_demand`] and [`Lease::close_with_unused`], counting
+    /// every block the driver holds.
+    pub fn lend_keeping(&mut self, n: u64, lent_unused: u64) -> Result<Range, IssueError> {
         if n == 0 {
             return Err(IssueError::EmptyBatch);
         }
+        let keep = lent_unused.min(self.lent);
+        self.lent -= keep;
         self.settle_lent();
         if self.left == 0 {
-            self.install_next()?;
+            if let Err(e) = self.install_next() {
+                self.lent = keep;
+                self.update_refill_mark();
+                return Err(e);
+            }
         }
         // Lend no further than the refill mark, so the driver comes back
         // (and the engine asks for the next range) when it is reached.
         self.update_refill_mark();
         let ahead = self.left.saturating_sub(self.refill_mark);
         let r = self.cut(if ahead > 0 { n.min(ahead) } else { n });
-        self.lent = r.count();
+        self.lent = keep + r.count();
         self.update_refill_mark();
         Ok(r)
     }

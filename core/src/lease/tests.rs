@@ -2149,3 +2149,42 @@ fn ranges_with_a_lifetime_expire_from_their_first_send() {
     assert_eq!(plain.expire_ranges(Instant::from_ms(u64::MAX - 1)), 0);
     assert_eq!(plain.next_expiry(), None);
 }
+
+#[test]
+fn lend_keeping_keeps_a_standby_block_lent() {
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    answer(&mut l, &out, 1, 1);
+    // One block issuing, one ready behind it: neither counts as returned.
+    let a = l.lend_keeping(4, 0).unwrap();
+    assert_eq!(a, Range::new(1, 5).unwrap());
+    let b = l.lend_keeping(3, 4).unwrap();
+    assert_eq!(b.start(), 5);
+    let k = b.count();
+    assert_eq!(l.stats(4 + k).issued, 0);
+    assert_eq!(l.stats(4 + k).available, 10);
+    // Three of the first block issued: 1 + k held by the driver.
+    assert_eq!(l.stats(1 + k).issued, 3);
+    // The first block used up, the second untouched: the next lend keeps
+    // the second lent and counts the first as returned.
+    let c = l.lend_keeping(100, k).unwrap();
+    assert_eq!(c, Range::new(5 + k, 11).unwrap());
+    let held = k + c.count();
+    assert_eq!(l.stats(held).issued, 4);
+    // Nothing installed: the error, and what was kept stays lent.
+    assert_eq!(l.lend_keeping(5, held), Err(IssueError::Unavailable));
+    assert_eq!(l.stats(held).issued, 4);
+    // A batch takes from the held blocks first, then they count as returned.
+    let batch = l.take_exact(6, held).unwrap();
+    assert_eq!(batch.from_lent, 6);
+    assert_eq!(l.stats(0).issued, 10);
+    // Closing with blocks held abandons exactly what they hold.
+    let mut l = lease(config());
+    let out = send(&mut l, 0).unwrap();
+    answer(&mut l, &out, 1, 1);
+    l.lend_keeping(4, 0).unwrap();
+    let b = l.lend_keeping(3, 4).unwrap();
+    assert_eq!(l.close_with_unused(2 + b.count()), 10 - 2);
+    let s = l.stats(0);
+    assert_eq!((s.issued, s.abandoned), (2, 8));
+}

@@ -1,0 +1,521 @@
+//! The driver: carries out what core's `Lease` asks (sends, cancels,
+//! timers), hands it every outcome, keeps the shelf filled and serves the
+//! callers who wait. It decides nothing: sizing, retries, install-once and
+//! what an answer means are the engine's.
+//!
+//! Everything here runs under one lock (`Shared::state`), held only for
+//! engine calls and bookkeeping, never across I/O. The background task
+//! ([`drive`]) wakes on a notification (a reader found a block used up, an
+//! answer came, a caller started waiting) or at the engine's next deadline
+//! or a waiter's.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use rangeid_core::lease::{IssueError, Phase as LeasePhase};
+use rangeid_core::reply::Reply;
+use rangeid_core::{Action, Instant, Lease, Outgoing, Range, Ticket};
+use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
+use reqwest::Url;
+use tokio::sync::{oneshot, Notify};
+use tokio::task::AbortHandle;
+
+use crate::options::Token;
+use crate::shelf::{Shelf, BLOCK};
+use crate::Error;
+
+/// The most bytes of an answer read: a grant or an error is far smaller;
+/// a proxy's page is cut (its excerpt needs 160 bytes).
+const MAX_BODY: usize = 64 * 1024;
+
+/// What a waiting caller wants.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Want {
+    /// One ID.
+    One,
+    /// Exactly this many.
+    Batch(u64),
+    /// The first range installed, none taken (the start's warm-up).
+    Warm,
+}
+
+/// What a waiting caller gets.
+#[derive(Debug)]
+pub(crate) enum Got {
+    One(u64),
+    Batch(Vec<u64>),
+    Warm,
+}
+
+struct Waiter {
+    want: Want,
+    deadline: std::time::Instant,
+    tx: oneshot::Sender<Result<Got, Error>>,
+}
+
+impl Waiter {
+    fn need(&self) -> u64 {
+        match self.want {
+            Want::One => 1,
+            Want::Batch(n) => n,
+            Want::Warm => 0,
+        }
+    }
+}
+
+/// The engine and the driver's books, under the lock.
+pub(crate) struct State {
+    pub lease: Lease,
+    waiters: VecDeque<Waiter>,
+    attempts: HashMap<(u64, u32), AbortHandle>,
+    /// Why the last attempt without an answer got none.
+    last_cause: Option<Arc<dyn std::error::Error + Send + Sync>>,
+    pub closed: bool,
+}
+
+/// What the generator's handles and its background task share.
+pub(crate) struct Shared {
+    pub shelf: Shelf,
+    pub wake: Notify,
+    state: Mutex<State>,
+    /// The error a caller who finds no ID gets now, kept without a lock.
+    why_empty: ArcSwap<Error>,
+    /// Calls that found no ID on the shelf.
+    pub misses: AtomicU64,
+    pub closed: AtomicBool,
+    epoch: std::time::Instant,
+    endpoint: Url,
+    endpoint_text: String,
+    pub namespace: String,
+    pub incarnation: String,
+    pub deadline_ms: u64,
+    token: Token,
+    http: reqwest::Client,
+}
+
+impl Shared {
+    pub fn new(
+        lease: Lease,
+        endpoint: Url,
+        namespace: String,
+        token: Token,
+        deadline_ms: u64,
+    ) -> Result<Shared, Error> {
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("rangeid-client/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| Error::invalid_config(format!("no HTTP client: {e}")))?;
+        let incarnation = lease.incarnation().as_str().to_owned();
+        let endpoint_text = endpoint.to_string();
+        let why = Error::from_issue(IssueError::Unavailable, None, None, &endpoint_text, None);
+        Ok(Shared {
+            shelf: Shelf::default(),
+            wake: Notify::new(),
+            state: Mutex::new(State {
+                lease,
+                waiters: VecDeque::new(),
+                attempts: HashMap::new(),
+                last_cause: None,
+                closed: false,
+            }),
+            why_empty: ArcSwap::from_pointee(why),
+            misses: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
+            epoch: std::time::Instant::now(),
+            endpoint,
+            endpoint_text,
+            namespace,
+            incarnation,
+            deadline_ms,
+            token,
+            http,
+        })
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic under the lock leaves the books as they were at an engine
+        // call's end: carry on with them.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn now(&self) -> Instant {
+        Instant::from_ms(u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX))
+    }
+
+    /// The error a caller who found no ID gets (counted as a miss).
+    pub fn empty_error(&self) -> Error {
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        Error::clone(&self.why_empty.load())
+    }
+
+    /// The engine's account of why no ID is ready, as an error.
+    pub fn error(&self, st: &State, why: IssueError, prefix: Option<&str>) -> Error {
+        if st.closed {
+            return Error::closed();
+        }
+        Error::from_issue(
+            why,
+            st.lease.last_failure(),
+            st.last_cause.as_ref(),
+            &self.endpoint_text,
+            prefix,
+        )
+    }
+
+    /// Queues a waiting caller and wakes the driver; the answer comes on
+    /// the receiver.
+    pub fn wait(&self, want: Want) -> oneshot::Receiver<Result<Got, Error>> {
+        let (tx, rx) = oneshot::channel();
+        let mut st = self.lock();
+        if st.closed {
+            let _ = tx.send(Err(Error::closed()));
+            return rx;
+        }
+        let why = st.lease.issue_error();
+        if !why.waits() && !matches!(want, Want::Warm) && self.shelf.unused() == 0 {
+            // Told at once: waiting cannot help now.
+            let _ = tx.send(Err(self.error(&st, why, None)));
+            return rx;
+        }
+        st.waiters.push_back(Waiter {
+            want,
+            deadline: std::time::Instant::now() + Duration::from_millis(self.deadline_ms),
+            tx,
+        });
+        drop(st);
+        self.wake.notify_one();
+        rx
+    }
+
+    /// Exactly `n` IDs now, or why not (under the lock): the shelf's
+    /// blocks first, then the engine's ranges.
+    pub fn take_batch(&self, st: &mut State, n: u64) -> Result<Vec<u64>, IssueError> {
+        let tails = self.shelf.seal();
+        let held: u64 = tails.iter().flatten().map(Range::count).sum();
+        match st.lease.take_exact(n, held) {
+            Ok(batch) => {
+                let mut out = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
+                let mut from_held = batch.from_lent;
+                let mut rest = [None; 2];
+                for (k, tail) in tails.iter().enumerate() {
+                    let Some(t) = tail else { continue };
+                    let take = from_held.min(t.count());
+                    out.extend(t.start()..t.start() + take);
+                    from_held -= take;
+                    if take < t.count() {
+                        rest[k] = Range::with_count(t.start() + take, t.count() - take).ok();
+                    }
+                }
+                for piece in batch.pieces() {
+                    out.extend(piece.start()..=piece.last());
+                }
+                self.shelf.put_back(rest);
+                Ok(out)
+            }
+            Err(e) => {
+                self.shelf.put_back(tails);
+                Err(e)
+            }
+        }
+    }
+
+    fn refill(&self, st: &mut State) {
+        if st.closed {
+            return;
+        }
+        self.shelf
+            .refill(|held| st.lease.lend_keeping(BLOCK, held).ok());
+    }
+
+    /// One pass: refill the shelf, serve waiters, tell the engine what
+    /// they need, carry out its actions. Returns when to come back at the
+    /// latest.
+    fn service(self: &Arc<Self>) -> Option<std::time::Instant> {
+        let mut st = self.lock();
+        if st.closed {
+            return None;
+        }
+        self.shelf.refill_wanted.store(false, Ordering::Release);
+        self.refill(&mut st);
+        self.serve(&mut st);
+        let need = st.waiters.iter().map(Waiter::need).sum();
+        let held = self.shelf.unused();
+        st.lease.set_demand(need, held);
+        let now = self.now();
+        let mut actions = Vec::new();
+        while let Some(a) = st.lease.poll(now) {
+            actions.push(a);
+        }
+        for a in actions {
+            match a {
+                Action::Send(out) => self.send(&mut st, out),
+                Action::Cancel(t) => st.attempts.retain(|&(request, attempt), handle| {
+                    let cancelled = request == t.request() && attempt <= t.attempt();
+                    if cancelled {
+                        handle.abort();
+                    }
+                    !cancelled
+                }),
+                _ => {}
+            }
+        }
+        // Poll may have made the shelf's next block lendable.
+        self.refill(&mut st);
+        let why = st.lease.issue_error();
+        self.why_empty.store(Arc::new(self.error(&st, why, None)));
+        let engine = st
+            .lease
+            .next_deadline()
+            .map(|at| self.epoch + Duration::from_millis(at.as_ms()));
+        let waiter = st.waiters.iter().map(|w| w.deadline).min();
+        match (engine, waiter) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn serve(&self, st: &mut State) {
+        let now = std::time::Instant::now();
+        while let Some((want, gone)) = st.waiters.front().map(|w| (w.want, w.tx.is_closed())) {
+            if gone {
+                st.waiters.pop_front();
+                continue;
+            }
+            let got = match want {
+                Want::One => self.shelf.next_id().map(|id| Ok(Got::One(id))),
+                Want::Warm => {
+                    (self.shelf.unused() > 0 || st.lease.available() > 0).then_some(Ok(Got::Warm))
+                }
+                Want::Batch(n) => match self.take_batch(st, n) {
+                    Ok(ids) => Some(Ok(Got::Batch(ids))),
+                    Err(e) if e.waits() => None,
+                    Err(e) => Some(Err(self.error(st, e, None))),
+                },
+            };
+            let Some(got) = got else {
+                // Refill may have emptied a slot for a batch: fill it again.
+                self.refill(st);
+                if matches!(want, Want::One) && self.shelf.unused() > 0 {
+                    continue;
+                }
+                break;
+            };
+            if let Some(w) = st.waiters.pop_front() {
+                let _ = w.tx.send(got);
+            }
+            self.refill(st);
+        }
+        if st.waiters.is_empty() {
+            return;
+        }
+        // Told at once when waiting cannot help now: a final answer, or a
+        // block (the engine keeps asking by itself).
+        let why = st.lease.issue_error();
+        if !why.waits() {
+            let error = self.error(st, why, None);
+            for w in st.waiters.drain(..) {
+                let _ = w.tx.send(Err(error.clone()));
+            }
+            return;
+        }
+        let late: Vec<Waiter> = {
+            let (late, on_time): (Vec<_>, Vec<_>) =
+                st.waiters.drain(..).partition(|w| w.deadline <= now);
+            st.waiters.extend(on_time);
+            late
+        };
+        if !late.is_empty() {
+            let prefix = format!("no ID within {} ms", self.deadline_ms);
+            let error = self.error(st, why, Some(&prefix));
+            for w in late {
+                let _ = w.tx.send(Err(error.clone()));
+            }
+        }
+    }
+
+    fn send(self: &Arc<Self>, st: &mut State, out: Outgoing) {
+        let body = rangeid_core::wire::to_json(&out.request);
+        let me = Arc::clone(self);
+        let ticket = out.ticket;
+        let task = tokio::spawn(async move {
+            let outcome = me.attempt(body, out.fresh_credentials).await;
+            me.answer(ticket, outcome);
+        });
+        st.attempts
+            .insert((ticket.request(), ticket.attempt()), task.abort_handle());
+    }
+
+    /// Hands the engine an attempt's outcome.
+    fn answer(
+        &self,
+        ticket: Ticket,
+        outcome: Result<Reply, Arc<dyn std::error::Error + Send + Sync>>,
+    ) {
+        let mut st = self.lock();
+        st.attempts.remove(&(ticket.request(), ticket.attempt()));
+        if st.closed {
+            return;
+        }
+        let reply = match outcome {
+            Ok(reply) => reply,
+            Err(cause) => {
+                st.last_cause = Some(cause);
+                Reply::no_answer()
+            }
+        };
+        let now = self.now();
+        st.lease.handle_reply(ticket, &reply, now);
+        drop(st);
+        self.wake.notify_one();
+    }
+
+    /// One attempt: the token, the POST, the answer classified by core.
+    async fn attempt(
+        &self,
+        body: Vec<u8>,
+        fresh: bool,
+    ) -> Result<Reply, Arc<dyn std::error::Error + Send + Sync>> {
+        let token = match &self.token {
+            Token::Fixed(t) => t.clone(),
+            Token::Provider(p) => match p.token(fresh).await {
+                Ok(t) if !t.is_empty() => t,
+                Ok(_) => {
+                    return Err(Arc::new(NotSent(
+                        "the token provider returned an empty token".into(),
+                    )))
+                }
+                Err(e) => return Err(Arc::new(NotSent(format!("the token provider failed: {e}")))),
+            },
+        };
+        let mut resp = self
+            .http
+            .post(self.endpoint.clone())
+            .bearer_auth(token)
+            .header(CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| Arc::new(e) as Arc<dyn std::error::Error + Send + Sync>)?;
+        let status = resp.status().as_u16();
+        let retry_after = resp
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(retry_after_ms);
+        let mut body = Vec::new();
+        while let Some(chunk) = resp
+            .chunk()
+            .await
+            .map_err(|e| Arc::new(e) as Arc<dyn std::error::Error + Send + Sync>)?
+        {
+            let room = MAX_BODY - body.len();
+            body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            if body.len() >= MAX_BODY {
+                break;
+            }
+        }
+        Ok(Reply::from_http(status, &body, retry_after))
+    }
+
+    /// Stops: abandons what the shelf and the engine hold, aborts requests
+    /// in flight, fails waiters with `closed`. Returns the IDs abandoned
+    /// and the requests that were in flight.
+    pub fn close(&self) -> (u64, u64) {
+        let mut st = self.lock();
+        if st.closed {
+            return (0, 0);
+        }
+        let tails = self.shelf.seal();
+        let held: u64 = tails.iter().flatten().map(Range::count).sum();
+        let in_flight = st.lease.outstanding() as u64;
+        let abandoned = st.lease.close_with_unused(held);
+        st.closed = true;
+        self.closed.store(true, Ordering::Release);
+        for (_, handle) in st.attempts.drain() {
+            handle.abort();
+        }
+        for w in st.waiters.drain(..) {
+            let _ = w.tx.send(Err(Error::closed()));
+        }
+        self.why_empty.store(Arc::new(Error::closed()));
+        drop(st);
+        self.wake.notify_one();
+        (abandoned, in_flight)
+    }
+
+    /// The phase as the npm package's `stats().phase` names it.
+    pub fn phase(st: &State) -> crate::Phase {
+        match st.lease.phase() {
+            LeasePhase::Running if st.lease.blocked().is_some() => crate::Phase::Blocked,
+            LeasePhase::Running => crate::Phase::Running,
+            LeasePhase::Exhausted => crate::Phase::Exhausted,
+            LeasePhase::Closed => crate::Phase::Closed,
+            LeasePhase::Failed(code) => crate::Phase::Failed(code.client_code()),
+            _ => crate::Phase::Running,
+        }
+    }
+
+    /// Attempts whose answer is still awaited.
+    pub fn in_flight(st: &State) -> u64 {
+        st.attempts.len() as u64
+    }
+}
+
+/// The background task: one service pass per wake-up, until closed.
+pub(crate) async fn drive(shared: Arc<Shared>) {
+    loop {
+        let next = shared.service();
+        if shared.closed.load(Ordering::Acquire) {
+            return;
+        }
+        match next {
+            Some(at) => {
+                tokio::select! {
+                    _ = shared.wake.notified() => {}
+                    _ = tokio::time::sleep_until(tokio::time::Instant::from_std(at)) => {}
+                }
+            }
+            None => shared.wake.notified().await,
+        }
+    }
+}
+
+/// No request was sent: the token could not be had.
+#[derive(Debug)]
+struct NotSent(String);
+
+impl std::fmt::Display for NotSent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "no request sent: {}", self.0)
+    }
+}
+
+impl std::error::Error for NotSent {}
+
+/// `Retry-After` in ms: seconds, or an HTTP date (0 when past).
+fn retry_after_ms(v: &str) -> Option<u64> {
+    let v = v.trim();
+    if let Ok(seconds) = v.parse::<u64>() {
+        return Some(seconds.saturating_mul(1000));
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(
+        at.duration_since(std::time::SystemTime::now())
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        assert_eq!(retry_after_ms("3"), Some(3000));
+        assert_eq!(retry_after_ms("Wed, 21 Oct 2015 07:28:00 GMT"), Some(0));
+        assert_eq!(retry_after_ms("soon"), None);
+    }
+}
