@@ -106,6 +106,9 @@ test('workerd.sh: self-hosted on bare workerd, with the admin page and its heade
   assert.equal(page.status, 200);
   assert.match(page.headers.get('content-security-policy'), /default-src 'self'/);
   assert.equal(page.headers.get('x-content-type-options'), 'nosniff');
+  const root = await fetch(`${first.base}/`, { redirect: 'manual' });
+  assert.equal(root.status, 308, 'a browser opening the root is sent to the admin page');
+  assert.equal(root.headers.get('location'), '/admin/');
   await stop();
 
   const second = await devStart('workerd.sh');

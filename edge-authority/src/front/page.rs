@@ -84,8 +84,12 @@ impl FileKind {
 /// page's (the API's, then); `Some(Err)` for a wrong method (`405`) or a
 /// name no build produces (`404`). Names are one segment of
 /// `[A-Za-z0-9._-]` below `/admin/`, so nothing outside the page's folder
-/// can be named.
+/// can be named. A browser opening the authority's root (`GET /`) is sent
+/// to the page; any other method there is the API's (`404`).
 pub fn page_route(method: &str, path: &str) -> Option<Result<PageRoute, ApiError>> {
+    if path == "/" && (method == "GET" || method == "HEAD") {
+        return Some(Ok(PageRoute::Redirect("/admin/")));
+    }
     let rest = match path.strip_prefix("/admin") {
         Some("") => "",
         Some(rest) if rest.starts_with('/') => rest,
@@ -185,9 +189,14 @@ mod tests {
             assert_eq!(refused("GET", bad), 404, "{bad}");
         }
         assert_eq!(refused("POST", "/admin/"), 405);
-        for api in ["/v1/ranges", "/administer", "/", "/adminx/a.js"] {
+        for api in ["/v1/ranges", "/administer", "", "/adminx/a.js"] {
             assert!(page_route("GET", api).is_none(), "{api}");
         }
+        // The root sends a browser to the page; other methods stay the API's.
+        for m in ["GET", "HEAD"] {
+            assert_eq!(page_route(m, "/"), Some(Ok(PageRoute::Redirect("/admin/"))));
+        }
+        assert!(page_route("POST", "/").is_none());
     }
 
     #[test]
