@@ -2,7 +2,7 @@
 // rules (edge-authority/src/front/token.rs): the key map, which key signs,
 // HS256 and EdDSA (Ed25519) tokens, lifetimes, and making keys. Node's
 // built-ins only; the `rangeid keygen` and `rangeid token` commands
-// (rangeid.mjs) are its user interface.
+// (commands/tokens.mjs) are its user interface.
 //
 // The key map is a JSON object, kid -> key:
 //   "kid": "<string>"                                   an HS256 secret (its UTF-8 bytes), as keys

@@ -1,6 +1,6 @@
 // The authority's JSON shapes, as the page reads them. They are not written
 // here: schema.gen.ts is generated from the authority's OpenAPI document
-// (edge-authority/src/openapi.rs, the one source; www/scripts/api-types.mjs),
+// (edge-authority/src/front/openapi.rs, the one source; www/scripts/api-types.mjs),
 // and this file only names its schemas and says where the page also reads
 // authorities from before a field existed (those fields are optional here).
 // Every ID-valued field is a decimal string and stays one: arithmetic on it
