@@ -276,6 +276,27 @@ test("a process manager's SIGTERM to npx, or a SIGKILL of the rangeid process, l
   assert.ok(!existsSync(join(project, ".rangeid", "dev.pid")), "a clean stop releases the claim");
 });
 
+test("two rangeid dev started at once on a fresh state folder: one serves, the other is refused, and one key is made", { timeout: 120_000 }, async () => {
+  for (let round = 0; round < 3; round++) {
+    const state = `.rangeid-race-${round}`;
+    const [a, b] = await Promise.allSettled([
+      startDev(["--state", state, "--port", String(await freePort())]),
+      startDev(["--state", state, "--port", String(await freePort())]),
+    ]);
+    const served = [a, b].filter((r) => r.status === "fulfilled").map((r) => r.value);
+    const refused = [a, b].filter((r) => r.status === "rejected").map((r) => r.reason.message);
+    assert.equal(served.length, 1, `exactly one serves: ${refused.join("\n")}`);
+    assert.match(refused[0], /another rangeid dev (\(pid \d+\) is serving|is starting on) the state in/);
+    // The admin token it printed is accepted: its key is the one in the folder.
+    const r = await npx(["status", "--json"], { env: { RANGEID_URL: served[0].base, RANGEID_TOKEN: served[0].token } });
+    assert.equal(r.code, 0, r.stderr);
+    process.kill(-served[0].proc.pid, "SIGINT");
+    assert.deepEqual(await gone(served[0].pids), []);
+    await served[0].closed;
+    assert.ok(!existsSync(join(project, state, "dev.pid")), "a clean stop releases the claim");
+  }
+});
+
 test("without rangeid-authority, dev and deploy say exactly how to install it", { timeout: 120_000 }, async () => {
   const bare = mkdtempSync(join(tmpdir(), "rangeid-quickstart-bare-"));
   cleanup.push(bare);

@@ -6,7 +6,7 @@
 // it. The repository's `make authority RUNTIME=workerd`
 // (edge-authority/scripts/workerd.sh) is this command on the staged package.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, relative } from "node:path";
 import { findAuthority, runSelf, stateFolder, workerdOf } from "./authority.mjs";
@@ -15,6 +15,7 @@ const DEFAULT_PORT = 8787;
 const READY_WITHIN_MS = 30_000;
 const STOP_WITHIN_MS = 5_000;
 const PARENT_CHECK_MS = 500;
+const TAKEOVER_STALE_MS = 10_000;
 const KID = "local-1";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -68,43 +69,109 @@ function checkPortFree(port, usage) {
 }
 
 /**
- * Claims the state folder for this process (`dev.pid`, created exclusively),
- * so that a second `rangeid dev` on the same state is refused: two workerd
- * processes on one SQLite state would each believe it holds every object.
- * A pid file whose process is gone (a SIGKILL, a crash) is taken over.
- * Returns the release function; the claim is released at exit too.
+ * Claims the state folder for this process (`dev.pid`), so that a second
+ * `rangeid dev` on the same state is refused: two workerd processes on one
+ * SQLite state would each believe they hold every object.
+ *
+ * The claim appears whole or not at all: it is written to a file of its
+ * own, then hard-linked to `dev.pid`, which fails if one exists. A claim
+ * whose processes are all gone (a SIGKILL, a crash) is taken over, under a
+ * takeover lock (`dev.pid.takeover`, made with mkdir) so that two starters
+ * cannot both take over, each removing the other's fresh claim. A claim
+ * that cannot be read is held. `note(pid)` adds workerd's pid once it runs,
+ * so the claim stays held while workerd does, even if this process was
+ * killed where workerd cannot follow it (no setpriv). Returns `{ note,
+ * release }`; the claim is released at exit too.
  */
 function claimState(home, fail) {
   const file = join(home, "dev.pid");
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(file, `${process.pid}\n`, { flag: "wx", mode: 0o600 });
-      const release = () => {
+  const lock = `${file}.takeover`;
+  const mine = `${file}.${process.pid}`;
+  let pids = [process.pid];
+  const write = (path) => writeFileSync(path, `${pids.join(" ")}\n`, { mode: 0o600 });
+  const held = (text) => `${text}`.trim().split(/\s+/).map(Number).filter((n) => Number.isSafeInteger(n) && n > 0);
+  const refuse = (holders) => fail(`another rangeid dev (pid ${holders[0]}) is serving the state in ${home}: stop it first, or pass another --state DIR`);
+  const claimed = () => {
+    const release = () => {
+      try {
+        if (held(readFileSync(file, "utf8"))[0] === process.pid) rmSync(file, { force: true });
+      } catch { /* already gone */ }
+      rmSync(mine, { force: true });
+    };
+    process.once("exit", release);
+    // Rewritten whole and renamed over the claim: readers see the old or the new list.
+    const note = (pid) => {
+      pids = [process.pid, pid];
+      write(mine);
+      renameSync(mine, file);
+    };
+    return { note, release };
+  };
+  write(mine);
+  try {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      try {
+        linkSync(mine, file);
+        rmSync(mine, { force: true });
+        return claimed();
+      } catch (e) {
+        if (e.code !== "EEXIST") throw fail(`could not claim the state folder ${home}: ${e.message}`);
+      }
+      let holders;
+      try {
+        holders = held(readFileSync(file, "utf8"));
+      } catch (e) {
+        if (e.code === "ENOENT") continue; // released meanwhile: claim again
+        throw fail(`could not read ${file}: ${e.message}`);
+      }
+      if (holders.length === 0 || holders.some(alive)) throw refuse(holders.length ? holders : ["unknown"]);
+      // Every process of that claim is gone: take over, one starter at a time.
+      try {
+        mkdirSync(lock);
+      } catch (e) {
+        if (e.code !== "EEXIST") throw fail(`could not claim the state folder ${home}: ${e.message}`);
+        // A takeover lock left by a starter that died in it goes after a while.
         try {
-          if (readFileSync(file, "utf8").trim() === String(process.pid)) rmSync(file, { force: true });
-        } catch { /* already gone */ }
-      };
-      process.once("exit", release);
-      return release;
-    } catch (e) {
-      if (e.code !== "EEXIST") throw fail(`could not claim the state folder ${home}: ${e.message}`);
+          if (Date.now() - statSync(lock).mtimeMs > TAKEOVER_STALE_MS) rmSync(lock, { recursive: true, force: true });
+        } catch { /* gone meanwhile */ }
+        throw fail(`another rangeid dev is starting on the state in ${home}; try again in a moment`);
+      }
+      try {
+        // Still the dead claim read above (not one made since)? Then remove it.
+        let now;
+        try {
+          now = held(readFileSync(file, "utf8"));
+        } catch {
+          now = [];
+        }
+        if (now.join(" ") === holders.join(" ")) rmSync(file, { force: true });
+      } finally {
+        rmSync(lock, { recursive: true, force: true });
+      }
     }
-    const holder = Number.parseInt(readFileSync(file, "utf8"), 10);
-    if (Number.isSafeInteger(holder) && holder > 0 && alive(holder)) {
-      throw fail(`another rangeid dev (pid ${holder}) is serving the state in ${home}: stop it first, or pass another --state DIR`);
-    }
-    rmSync(file, { force: true }); // its process is gone: take over
+    throw fail(`could not claim the state folder ${home}: another rangeid dev is starting on it`);
+  } catch (e) {
+    rmSync(mine, { force: true });
+    throw e;
   }
-  throw fail(`could not claim the state folder ${home}: another rangeid dev is starting on it`);
 }
 
-/** Whether a process with this pid exists (EPERM: it does, as another user). */
+/**
+ * Whether a process with this pid runs (EPERM: it does, as another user).
+ * A zombie does not: an orphaned workerd that exited stays one where the
+ * container's init never reaps, and would hold the claim forever.
+ */
 function alive(pid) {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return e.code === "EPERM";
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !"ZX".includes(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
+  } catch {
+    return !existsSync("/proc/self/stat"); // no /proc here: kill(0) is all there is
   }
 }
 
@@ -159,8 +226,9 @@ async function dev(values, { Exit, usage, out }) {
   const workerd = workerdOf(authority, fail);
   await checkPortFree(port, usage);
   const home = stateFolder(values);
+  // Claimed before the key is made: two first runs would otherwise both make one.
+  const { note, release } = claimState(home, fail);
   const keys = prepareState(home, fail);
-  const release = claimState(home, fail);
 
   const audience = process.env.RANGEID_TOKEN_AUDIENCE ?? "";
   const token = runSelf(["token", "--role", "admin", "--ns", "*", "--ttl", "30d", "--sub", "local-admin", "--keys", keys,
@@ -213,6 +281,7 @@ async function dev(values, { Exit, usage, out }) {
   orphaned.unref();
   try {
     await spawned;
+    if (child.pid) note(child.pid);
     if (!(await waitHealthy(base, child, () => stopping))) {
       if (stopping) return void (await exited); // Ctrl-C while it started
       const died = child.exitCode !== null || child.signalCode !== null;
