@@ -1163,8 +1163,10 @@ impl Lease {
         self.latencies[(g.count % LATENCIES as u64) as usize] = latency;
         g.count += 1;
         g.max = g.max.max(latency);
+        // A range with a lifetime whose first send is unknown counts as
+        // expired: its window cannot be placed, so it is never served.
         let until = self.range_lifetime_ms.map_or(u64::MAX, |ms| {
-            pending.first_sent.unwrap_or(now).saturating_add(ms)
+            pending.first_sent.map_or(0, |sent| sent.saturating_add(ms))
         });
         if until <= now {
             // Its time to be used ran out on the way: a gap, never issued.
