@@ -45,6 +45,12 @@ chaos: build
 simulate: setup
 	cargo run -p rangeid-sim --release --locked
 
+# The relays' longer simulation run (issue 18; docs/relays.md): SEEDS=N
+# seeds (default 2000) with 2 or 3 relays and their faults turned up.
+.PHONY: simulate-relays
+simulate-relays: setup
+	RANGEID_SIM_RELAY_SEEDS=$(or $(SEEDS),2000) cargo test -p rangeid-sim --release --locked --test relays relays_never -- --nocapture
+
 build: setup
 	edge-authority/scripts/build.sh
 	node npm/scripts/build.mjs

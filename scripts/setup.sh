@@ -65,8 +65,8 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
 fi
 
 # npm packages, from each lock file: wrangler/binaryen/esbuild for the
-# authority, esbuild for the package build, the admin page's Preact, uPlot
-# and esbuild, the tests' playwright-core, Bun, Deno and friends, and the
+# authority, esbuild for the package build, the admin page's Preact, uPlot,
+# esbuild and openapi-typescript (its API types, www/scripts/api-types.mjs), the tests' playwright-core, Bun, Deno and friends, and the
 # example apps' frameworks (Next.js 16 with React, Vite 8, TypeScript):
 # tests/examples/ copies each example and runs `npm ci` from this cache; the
 # release checks' publint and @arethetypeswrong/cli (tests/release).

@@ -21,6 +21,9 @@
 //!   retries, configuration limits).
 //! - [`reply`]: `Reply`, what a client makes of any HTTP answer, and
 //!   `Disposition`, what it does about a refusal.
+//! - `relay` (feature `alloc`): `Relay`, the in-memory tier that hands
+//!   generators sub-ranges of what it holds, and `RelayGate`, when the
+//!   namespace object may acknowledge an admin act.
 //! - [`fence`]: the restore fence: how far the witness's mark must be
 //!   ahead, and what a start does with it.
 //! - [`transfer`]: moving a namespace between authorities: what the source
@@ -38,7 +41,7 @@
 #![no_std]
 #![deny(missing_docs)]
 
-#[cfg(feature = "alloc")]
+#[cfg(any(feature = "alloc", test))]
 extern crate alloc;
 #[cfg(test)]
 extern crate std;
@@ -53,6 +56,8 @@ pub mod ledger;
 pub mod names;
 pub mod protocol;
 pub mod range;
+#[cfg(any(feature = "alloc", test))]
+pub mod relay;
 pub mod reply;
 pub mod text;
 pub mod time;

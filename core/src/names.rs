@@ -97,7 +97,7 @@ fn token_char(c: u8) -> bool {
 }
 
 macro_rules! name_type {
-    ($(#[$doc:meta])* $name:ident, $max:expr, $first:expr, $rest:expr) => {
+    ($(#[$doc:meta])* $name:ident, $max:expr, $first:expr, $rest:expr, $pattern:expr) => {
         $(#[$doc])*
         #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name(Label<$max>);
@@ -105,6 +105,13 @@ macro_rules! name_type {
         impl $name {
             /// The most bytes a value may have.
             pub const MAX_LEN: usize = $max;
+
+            /// The rule [`Self::new`] checks, as an anchored regular expression
+            /// that means the same in JSON Schema (ECMA-262), JavaScript and the
+            /// `regex` crate. The OpenAPI document, the admin page and the CLI
+            /// take or are checked against this one text; a test proves it
+            /// accepts exactly what [`Self::new`] accepts.
+            pub const PATTERN: &'static str = $pattern;
 
             /// Validates `s`.
             pub fn new(s: &str) -> Result<Self, NameError> {
@@ -167,26 +174,26 @@ macro_rules! name_type {
 name_type!(
     /// A namespace name: `^[a-z0-9][a-z0-9._-]{0,62}$`. IDs are unique within
     /// one namespace only; values from different namespaces may repeat.
-    Namespace, 63, namespace_first, namespace_rest
+    Namespace, 63, namespace_first, namespace_rest, "^[a-z0-9][a-z0-9._-]{0,62}$"
 );
 
 name_type!(
     /// One start of a generator process: 1 to 64 of `[A-Za-z0-9._:-]`. A
     /// restarted process takes a new incarnation and never reuses the old
     /// one's ranges.
-    Incarnation, 64, token_char, token_char
+    Incarnation, 64, token_char, token_char, "^[A-Za-z0-9._:-]{1,64}$"
 );
 
 name_type!(
     /// Identifies one range request within an incarnation: 1 to 64 of
     /// `[A-Za-z0-9._:-]`. Repeating it repeats the request, never a new one.
-    RequestId, 64, token_char, token_char
+    RequestId, 64, token_char, token_char, "^[A-Za-z0-9._:-]{1,64}$"
 );
 
 name_type!(
     /// An error code's text as an authority wrote it, for codes a client does
     /// not know: `^[a-z][a-z0-9_]{0,47}$`.
-    CodeText, 48, code_first, code_rest
+    CodeText, 48, code_first, code_rest, "^[a-z][a-z0-9_]{0,47}$"
 );
 
 impl CodeText {
@@ -268,6 +275,76 @@ mod tests {
         assert_eq!(
             Namespace::new(&"a".repeat(64)),
             Err(NameError::TooLong { max: 63 })
+        );
+    }
+
+    /// Every string up to two characters long over all ASCII and a few
+    /// non-ASCII characters, the lengths around the limit, and pseudo-random
+    /// strings: `pattern` and the validator agree on each.
+    fn pattern_agrees(pattern: &str, accepts: impl Fn(&str) -> bool, max: usize) {
+        use std::string::String;
+        let re = regex::Regex::new(pattern).expect("the pattern compiles");
+        let verdicts = |s: &str| {
+            assert_eq!(
+                re.is_match(s),
+                accepts(s),
+                "{pattern} and the validator disagree on {s:?}"
+            );
+        };
+        let mut alphabet: std::vec::Vec<char> = (0u8..128).map(char::from).collect();
+        alphabet.extend(['é', 'ß', 'Σ', '\u{1F600}', '\u{FEFF}', '\u{212A}']);
+        verdicts("");
+        for a in &alphabet {
+            verdicts(a.encode_utf8(&mut [0; 4]));
+            for b in &alphabet {
+                verdicts(&std::format!("{a}{b}"));
+            }
+        }
+        let run = |c: char, n: usize| std::iter::repeat_n(c, n).collect::<String>();
+        for len in [max - 1, max, max + 1, max + 2] {
+            for c in ['a', 'A', '0', '-', '.', '_', ':'] {
+                verdicts(&run(c, len));
+                verdicts(&std::format!("a{}", run(c, len - 1)));
+                verdicts(&std::format!("{}\n", run('a', len - 1)));
+            }
+        }
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % (max as u64 + 3)) as usize;
+            let s: String = (0..len)
+                .map(|i| {
+                    let pick = ((state >> (i % 8 * 8)) as usize).wrapping_add(i * 31);
+                    alphabet[pick % alphabet.len()]
+                })
+                .collect();
+            verdicts(&s);
+        }
+    }
+
+    #[test]
+    fn patterns_say_what_the_validators_check() {
+        pattern_agrees(
+            Namespace::PATTERN,
+            |s| Namespace::new(s).is_ok(),
+            Namespace::MAX_LEN,
+        );
+        pattern_agrees(
+            Incarnation::PATTERN,
+            |s| Incarnation::new(s).is_ok(),
+            Incarnation::MAX_LEN,
+        );
+        pattern_agrees(
+            RequestId::PATTERN,
+            |s| RequestId::new(s).is_ok(),
+            RequestId::MAX_LEN,
+        );
+        pattern_agrees(
+            CodeText::PATTERN,
+            |s| CodeText::new(s).is_ok(),
+            CodeText::MAX_LEN,
         );
     }
 

@@ -5,7 +5,7 @@ use core::fmt;
 
 /// A short text of at most `N` bytes kept without allocating, cut at a
 /// character boundary.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Text<const N: usize> {
     len: u8,
     bytes: [u8; N],

@@ -77,20 +77,27 @@ impl<'de> Deserialize<'de> for DecBound {
     }
 }
 
-/// Deserializes `T` from a JSON object only; serde's derive would also take
-/// an array of the fields in order, which formatting never produces.
-fn map_only<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
-    struct ObjectVisitor<T>(PhantomData<T>);
-    impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
-        type Value = T;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a JSON object")
+/// `T` read from a JSON object only: serde's derive would also take an
+/// array of the fields in order, which no client writes. The authority reads
+/// every request body through it, and [`GrantRequest`] reads its fields so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObjectOnly<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ObjectVisitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map))
+            }
         }
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-            T::deserialize(MapAccessDeserializer::new(map))
-        }
+        d.deserialize_map(ObjectVisitor(PhantomData))
+            .map(ObjectOnly)
     }
-    d.deserialize_map(ObjectVisitor(PhantomData))
 }
 
 /// A count in a request: a JSON number whose value is a whole number from
@@ -156,7 +163,7 @@ impl Serialize for GrantRequest {
 
 impl<'de> Deserialize<'de> for GrantRequest {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let f: GrantRequestFields = map_only(d)?;
+        let ObjectOnly(f) = ObjectOnly::<GrantRequestFields>::deserialize(d)?;
         Ok(GrantRequest {
             namespace: f.namespace,
             incarnation: f.incarnation,

@@ -6,15 +6,12 @@
 //! `400 invalid_request` with a message naming the problem. Validation
 //! never touches state.
 
-use std::fmt;
-use std::marker::PhantomData;
-
 use rangeid_core::authority::NamespaceConfig;
 use rangeid_core::decimal::{parse_bound, parse_u64};
 use rangeid_core::ledger::Limits;
-use rangeid_core::wire::{DecU64, JsonCount};
+use rangeid_core::wire::{DecBound, DecU64, JsonCount, ObjectOnly};
 use rangeid_core::{ErrorCode, GrantRequest, Namespace};
-use serde::de::{value::MapAccessDeserializer, DeserializeOwned, MapAccess, Visitor};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::response::ApiError;
@@ -38,26 +35,6 @@ pub fn check_size(len: usize) -> Result<(), ApiError> {
         ));
     }
     Ok(())
-}
-
-/// Deserializes `T` from a JSON object only (serde's derive would also take
-/// an array of the fields in order).
-struct ObjectOnly<T>(T);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = T;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-                T::deserialize(MapAccessDeserializer::new(map))
-            }
-        }
-        d.deserialize_map(V(PhantomData)).map(ObjectOnly)
-    }
 }
 
 /// Parses a whole body as one strict JSON object of type `T`.
@@ -296,58 +273,57 @@ fn limit(v: &str) -> Result<u32, ApiError> {
         .ok_or_else(|| ApiError::invalid(format!("limit must be an integer from 1 to {MAX_LIMIT}")))
 }
 
-/// A page request: `limit` and an exclusive `before` cursor.
+/// A listing's cursor: the query parameter that carries it and how its value
+/// is read. Grants and audit entries page by `before` (newest first), the
+/// namespace listing by `after` (ascending names).
+pub trait Cursor: Sized {
+    /// The query parameter's name.
+    const PARAM: &'static str;
+    /// The value, or what it must be (for the error message).
+    fn parse(v: &str) -> Result<Self, String>;
+}
+
+/// `before`: a decimal string up to 2^64 (a grant's start for grants, an
+/// entry id for audit); only entries strictly below it.
+impl Cursor for DecBound {
+    const PARAM: &'static str = "before";
+    fn parse(v: &str) -> Result<Self, String> {
+        parse_bound(v)
+            .map(DecBound)
+            .map_err(|e| format!("a decimal string: {e}"))
+    }
+}
+
+/// `after`: a namespace name; only names after it.
+impl Cursor for Namespace {
+    const PARAM: &'static str = "after";
+    fn parse(v: &str) -> Result<Self, String> {
+        Namespace::new(v).map_err(|e| format!("a namespace name: {e}"))
+    }
+}
+
+/// A page request of a listing: `limit` and an exclusive cursor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Page {
+pub struct Page<C> {
     /// At most this many entries (1 to [`MAX_LIMIT`]).
     pub limit: u32,
-    /// Only entries strictly before this cursor (newest first), if given.
-    pub before: Option<u128>,
+    /// Only entries past this cursor, if given.
+    pub cursor: Option<C>,
 }
 
-/// Parses `?limit=&before=`; `before` is a decimal string up to 2^64 (a
-/// grant's start for grants, an entry id for audit).
-pub fn page(query: &str) -> Result<Page, ApiError> {
+/// Parses `?limit=&before=` or `?limit=&after=`, as the cursor `C` says.
+pub fn page<C: Cursor>(query: &str) -> Result<Page<C>, ApiError> {
     let mut page = Page {
         limit: DEFAULT_LIMIT,
-        before: None,
+        cursor: None,
     };
-    for (k, v) in query_pairs(query, &["limit", "before"])? {
+    for (k, v) in query_pairs(query, &["limit", C::PARAM])? {
         if k == "limit" {
             page.limit = limit(v)?;
         } else {
-            page.before =
-                Some(parse_bound(v).map_err(|e| {
-                    ApiError::invalid(format!("before must be a decimal string: {e}"))
-                })?);
-        }
-    }
-    Ok(page)
-}
-
-/// A page of the namespace listing: `limit` and an exclusive `after` name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NamePage {
-    /// At most this many namespaces (1 to [`MAX_LIMIT`]).
-    pub limit: u32,
-    /// Only names after this one (ascending), if given.
-    pub after: Option<Namespace>,
-}
-
-/// Parses `?limit=&after=` for the namespace listing.
-pub fn name_page(query: &str) -> Result<NamePage, ApiError> {
-    let mut page = NamePage {
-        limit: DEFAULT_LIMIT,
-        after: None,
-    };
-    for (k, v) in query_pairs(query, &["limit", "after"])? {
-        if k == "limit" {
-            page.limit = limit(v)?;
-        } else {
-            page.after =
-                Some(Namespace::new(v).map_err(|e| {
-                    ApiError::invalid(format!("after must be a namespace name: {e}"))
-                })?);
+            let cursor = C::parse(v)
+                .map_err(|what| ApiError::invalid(format!("{} must be {what}", C::PARAM)))?;
+            page.cursor = Some(cursor);
         }
     }
     Ok(page)
@@ -386,6 +362,7 @@ pub fn lookup_id(query: &str) -> Result<u64, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fmt;
 
     fn code(r: Result<impl fmt::Debug, ApiError>) -> ErrorCode {
         match r {
@@ -493,19 +470,33 @@ mod tests {
     #[test]
     fn queries() {
         assert_eq!(
-            page("").unwrap(),
+            page::<DecBound>("").unwrap(),
             Page {
                 limit: DEFAULT_LIMIT,
-                before: None
+                cursor: None
             }
         );
         assert_eq!(
-            page("limit=5&before=18446744073709551616").unwrap(),
+            page::<DecBound>("limit=5&before=18446744073709551616").unwrap(),
             Page {
                 limit: 5,
-                before: Some(1 << 64)
+                cursor: Some(DecBound(1 << 64))
             }
         );
+        assert_eq!(
+            page::<Namespace>("after=orders&limit=1000").unwrap(),
+            Page {
+                limit: 1000,
+                cursor: Some(Namespace::new("orders").unwrap())
+            }
+        );
+        for bad in ["after=Orders", "after=", "before=1", "limit=0"] {
+            assert_eq!(
+                code(page::<Namespace>(bad)),
+                ErrorCode::InvalidRequest,
+                "{bad}"
+            );
+        }
         for bad in [
             "limit=0",
             "limit=1001",
@@ -516,7 +507,11 @@ mod tests {
             "limit=1&limit=2",
             "cursor=1",
         ] {
-            assert_eq!(code(page(bad)), ErrorCode::InvalidRequest, "{bad}");
+            assert_eq!(
+                code(page::<DecBound>(bad)),
+                ErrorCode::InvalidRequest,
+                "{bad}"
+            );
         }
         assert_eq!(lookup_id("id=18446744073709551615").unwrap(), u64::MAX);
         for bad in [

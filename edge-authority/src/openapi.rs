@@ -4,11 +4,16 @@
 //! from the same constants). Schemathesis checks the running Worker
 //! against it (`tests/authority/fuzz.test.mjs`, settings in
 //! `tests/authority/schemathesis.toml`) and the integration tests validate
-//! real answers with Ajv (`tests/authority/harness.mjs`).
+//! real answers with Ajv (`tests/authority/harness.mjs`). The admin page's
+//! TypeScript types are generated from it: `edge-authority/openapi.json` is
+//! this document (a test here fails when it is stale) and
+//! `www/src/api/schema.gen.ts` is openapi-typescript's reading of that file
+//! (`tests/www/lib.test.mjs` fails when it is stale); `node
+//! www/scripts/api-types.mjs` writes both.
 
 use rangeid_core::authority::NamespaceConfig;
 use rangeid_core::ledger::Limits;
-use rangeid_core::ErrorCode;
+use rangeid_core::{ErrorCode, Namespace, RequestId};
 use serde_json::{json, Value};
 
 use crate::api::{DEFAULT_LIMIT, MAX_LIMIT, MAX_REASON};
@@ -128,7 +133,8 @@ fn operation(
     op
 }
 
-const NAME: &str = "^[a-z0-9][a-z0-9._-]{0,62}$";
+/// A namespace name: core's rule, the one source of it.
+const NAME: &str = Namespace::PATTERN;
 
 fn ns_param() -> Value {
     json!({"name": "ns", "in": "path", "required": true,
@@ -176,7 +182,7 @@ fn count0() -> Value {
 
 fn schemas() -> Value {
     let name = json!({"type": "string", "pattern": NAME});
-    let token = json!({"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,64}$"});
+    let token = json!({"type": "string", "pattern": RequestId::PATTERN});
     let time = json!({"type": "string", "format": "date-time", "description": "RFC 3339 UTC"});
     let reason = json!({"type": "string", "minLength": 1, "maxLength": MAX_REASON,
         "pattern": REASON, "description": "printable text, not only spaces"});
@@ -355,6 +361,14 @@ pub fn document_text() -> &'static str {
     TEXT.get_or_init(|| document().to_string())
 }
 
+/// The document as pretty-printed JSON text with a final newline: what
+/// `edge-authority/openapi.json` holds.
+pub fn pretty_text() -> String {
+    let mut text = serde_json::to_string_pretty(&document()).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
 /// The document. Every path, method, status and error code the Worker
 /// answers with is listed.
 pub fn document() -> Value {
@@ -448,6 +462,17 @@ pub fn document() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_committed_document_is_this_one() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.json");
+        let committed = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            committed == pretty_text(),
+            "edge-authority/openapi.json is stale (the admin page's types are generated from it): \
+             run node www/scripts/api-types.mjs"
+        );
+    }
 
     #[test]
     fn decimal_ranges_match_exactly_what_the_parsers_accept() {

@@ -12,6 +12,7 @@
 //                                                       an Ed25519 key pair; without "d", its public
 //                                                       half, all the authority may hold
 import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign } from "node:crypto";
+import { NAMESPACE_RE, NAMESPACE_RULE } from "./names.mjs";
 
 /** A refusal of bad input (a flag, a key map); the command exits 2. */
 export class KeysError extends Error {}
@@ -20,7 +21,6 @@ const fail = (message) => {
 };
 
 export const KID_RE = /^[A-Za-z0-9._-]{1,64}$/;
-const NAMESPACE_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 const DIGITS_RE = /^[0-9]+$/;
 const B64URL_RE = /^[A-Za-z0-9_-]*$/;
 // The authority's limits (edge-authority/src/front/token.rs).
@@ -110,71 +110,33 @@ export function parseKeyMap(text) {
   return out;
 }
 
-/** A JSON object's [key, value] pairs with repeated keys kept (JSON.parse
- * would keep only the last); values are parsed with JSON.parse. */
+/**
+ * A JSON object's [key, value] pairs in the order written, repeated keys
+ * kept. JSON.parse reads the text (and refuses what is not JSON); as it
+ * keeps only the last of a repeated key, and puts integer-like keys first,
+ * the keys and their order come from a scan of the text JSON.parse has just
+ * accepted: in valid JSON, a string followed by ":" one level deep is a key.
+ */
 function topLevelEntries(text) {
-  const str = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
-  const ws = /[ \t\n\r]*/y;
-  let i = 0;
-  const bad = (what) => fail(`signing keys must be a JSON object of kid to key: ${what} at offset ${i}`);
-  const skip = () => {
-    ws.lastIndex = i;
-    ws.exec(text);
-    i = ws.lastIndex;
-  };
-  const string = () => {
-    str.lastIndex = i;
-    const m = str.exec(text);
-    if (!m) bad("expected a string");
-    i = str.lastIndex;
-    return m[0];
-  };
-  // One JSON value: its text runs to the next , or } outside strings and brackets.
-  const value = () => {
-    const start = i;
-    let depth = 0;
-    while (i < text.length) {
-      const c = text[i];
-      if (c === '"') {
-        string();
-        continue;
-      }
-      if (c === "{" || c === "[") depth++;
-      else if (c === "}" || c === "]") {
-        if (depth === 0) break;
-        depth--;
-      } else if (c === "," && depth === 0) break;
-      i++;
-    }
-    try {
-      return JSON.parse(text.slice(start, i));
-    } catch {
-      i = start;
-      return bad("expected a JSON value");
-    }
-  };
-  const out = [];
-  skip();
-  if (text[i++] !== "{") bad("expected {");
-  skip();
-  if (text[i] === "}") i++;
-  else {
-    for (;;) {
-      skip();
-      const key = JSON.parse(string());
-      skip();
-      if (text[i++] !== ":") bad("expected :");
-      skip();
-      out.push([key, value()]);
-      skip();
-      const c = text[i++];
-      if (c === "}") break;
-      if (c !== ",") bad("expected , or }");
-    }
+  let parsed;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    fail(`signing keys must be a JSON object of kid to key: ${e.message}`);
   }
-  skip();
-  if (i !== text.length) bad("unexpected text after the object");
-  return out;
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    fail("signing keys must be a JSON object of kid to key");
+  }
+  const keys = [];
+  let depth = 0;
+  let last;
+  for (const [token] of text.matchAll(/"(?:[^"\\]|\\.)*"|[{}[\]:]/g)) {
+    if (token === "{" || token === "[") depth++;
+    else if (token === "}" || token === "]") depth--;
+    else if (token === ":" && depth === 1) keys.push(JSON.parse(last));
+    last = token;
+  }
+  return keys.map((key) => [key, parsed[key]]);
 }
 
 /** A key map's text, one line, in the given order. */
@@ -246,7 +208,7 @@ export function mintToken({ role, ns, ttl = "30d", sub, aud, kid, keysText }, no
   else {
     scope = ns.split(",").map((n) => n.trim());
     for (const n of scope) {
-      if (!NAMESPACE_RE.test(n)) fail(`--ns ${JSON.stringify(n)}: a namespace name is 1 to 63 of a-z 0-9 . _ -, starting with a letter or digit`);
+      if (!NAMESPACE_RE.test(n)) fail(`--ns ${JSON.stringify(n)}: a namespace name is ${NAMESPACE_RULE}`);
     }
     if (scope.length > MAX_NAMESPACES) fail(`--ns lists ${scope.length} namespaces; a token holds at most ${MAX_NAMESPACES} (or '*')`);
   }
@@ -266,7 +228,7 @@ export function mintToken({ role, ns, ttl = "30d", sub, aud, kid, keysText }, no
   const key = signingKey(parseKeyMap(keysText), kid);
   const b64 = (s) => Buffer.from(s, "utf8").toString("base64url");
   const header = b64(JSON.stringify({ alg: key.alg, kid: key.kid, typ: "JWT" }));
-  const claims = b64(JSON.stringify({ sub, role, ns: scope, exp: now + seconds, ...(aud === undefined ? {} : { aud }) }));
+  const claims = b64(JSON.stringify({ sub, role, ns: scope, iat: now, exp: now + seconds, ...(aud === undefined ? {} : { aud }) }));
   const input = `${header}.${claims}`;
   const signature = key.alg === "HS256"
     ? createHmac("sha256", key.secret).update(input).digest("base64url")

@@ -497,7 +497,10 @@ export class Generator {
       said = `${where} answered ${f.status}, not a rangeid authority's answer (is the url right? a proxy or firewall in the way?)${body}`;
     }
     if (f.blockedUntil !== undefined) {
-      const fresh = f.code === "unauthenticated" ? " with a fresh token" : "";
+      // A fixed token string cannot be refreshed: say so rather than promise a fresh one.
+      const fresh = f.code !== "unauthenticated" ? ""
+        : typeof this.#token === "function" ? " with a fresh token"
+        : " with the same token (it is a fixed string: pass a token function to supply a fresh one)";
       said = `${said ?? where}; the generator asks again by itself${fresh} in ${Math.max(0, Math.ceil((f.blockedUntil - now()) / 1000))} s`;
     }
     const head = prefix ?? (

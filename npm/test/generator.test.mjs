@@ -126,7 +126,11 @@ test("exhaustion rejects with exhausted, never a wrapped value", async () => {
 
 test("bad credentials and unknown namespaces reject at creation", async () => {
   const a = fakeAuthority();
-  await assert.rejects(createGenerator({ ...base, token: "wrong", fetch: a.fetch }), (e) => e.code === "unauthenticated");
+  // A fixed token string cannot be refreshed: the message must not promise a fresh one.
+  await assert.rejects(
+    createGenerator({ ...base, token: "wrong", fetch: a.fetch }),
+    (e) => e.code === "unauthenticated" && /with the same token \(it is a fixed string/.test(e.message) && !/fresh token/.test(e.message),
+  );
   await assert.rejects(createGenerator({ ...base, namespace: "users", fetch: a.fetch }), (e) => e.code === "namespace_not_found");
 });
 

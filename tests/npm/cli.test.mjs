@@ -181,6 +181,7 @@ describe("keygen and token", () => {
     assert.deepEqual(claims.ns, ["orders", "users"]);
     assert.equal(claims.aud, "ids.example");
     assert.ok(Math.abs(claims.exp - (now() + 7200)) <= 5, `exp ${claims.exp}`);
+    assert.equal(claims.exp - claims.iat, 7200, "iat says when it was minted, so the authority caps the whole life");
     assert.equal(await verifiesWithEd(t, map["2026-06"].x), true, "Ed25519 over header.claims");
     assert.doesNotMatch(authorityKeys, new RegExp(map["2026-06"].d), "the authority never saw the private key");
     const s = await session(t);
@@ -453,7 +454,7 @@ describe("the authority commands", () => {
     const show = await api(["ns", "show", names[0]], reader);
     assert.equal(show.code, 0);
     assert.match(show.stdout, /state\s+active/);
-    assert.match(show.stdout, /remaining\s+9007199254740991 \(100\.00% left\)/);
+    assert.match(show.stdout, /remaining\s+9007199254740991 \(100 % left\)/);
     const showJson = JSON.parse((await api(["ns", "show", names[0], "--json"], reader)).stdout);
     const direct = await authority.req("GET", `/v1/namespaces/${names[0]}`, { token: reader });
     assert.deepEqual(showJson, direct.body, "the authority's document as is");
@@ -563,7 +564,7 @@ describe("the authority commands", () => {
     const show = await api(["ns", "show", ns], reader);
     assert.match(show.stdout, /next\s+18446744073709551600\n/);
     assert.match(show.stdout, /max\s+18446744073709551615\n/);
-    assert.match(show.stdout, /remaining\s+16 \(0\.00% left\)/);
+    assert.match(show.stdout, /remaining\s+16 \(< 0\.001 % left\)/);
     assert.match(show.stdout, /idsGranted\s+100\n/);
 
     const audit = await api(["audit", ns]);
@@ -594,7 +595,7 @@ describe("the authority commands", () => {
     assert.match(s.stdout, new RegExp(`^namespaces\\s+${all.length} \\(\\d+ not active\\)`, "m"));
     for (const n of all) assert.match(s.stdout, new RegExp(`^${n.namespace}\\s+${n.state}\\s`, "m"), `${n.namespace} listed (paged by 2)`);
     // 2^64 - 9007199254740990 left: exact, not a rounded float.
-    assert.match(s.stdout, new RegExp(`^${big}\\s+active\\s+9007199254740990\\s+18437736874454810626\\s+100\\.00%\\s+0\\s+no grants lately$`, "m"));
+    assert.match(s.stdout, new RegExp(`^${big}\\s+active\\s+9007199254740990\\s+18437736874454810626\\s+100 %\\s+0\\s+no grants lately$`, "m"));
     assert.match(s.stdout, new RegExp(`^${frozen}\\s+frozen\\s`, "m"));
 
     const j = JSON.parse((await api(["status", "--json", "--page-size", "3"])).stdout);

@@ -230,6 +230,10 @@ test("Ctrl-C stops it and workerd with it; a second run (--state, another --port
   r = await npx(["dev", "--port", String(port)]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, new RegExp(`127\\.0\\.0\\.1:${port} is in use`));
+  // A second dev on the same state, on a free port: refused, before any workerd starts.
+  r = await npx(["dev", "--port", String(await freePort())]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /another rangeid dev \(pid \d+\) is serving the state in .*\.rangeid: stop it first, or pass another --state DIR/);
   r = await npx(["dev", "--port", "70000"]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /--port must be a whole number from 1 to 65535/);
@@ -263,6 +267,13 @@ test("a process manager's SIGTERM to npx, or a SIGKILL of the rangeid process, l
   process.kill(rangeid, "SIGKILL");
   assert.deepEqual(await gone(workerd), [], "workerd does not outlive a killed rangeid dev");
   try { process.kill(-b.proc.pid, "SIGKILL"); } catch { /* gone */ }
+  // Its claim on the state folder died with it: the next run takes it over.
+  assert.ok(existsSync(join(project, ".rangeid", "dev.pid")), "a SIGKILL leaves the claim behind");
+  const c = await startDev(["--port", String(await freePort())]);
+  process.kill(-c.proc.pid, "SIGINT");
+  assert.deepEqual(await gone(c.pids), []);
+  await c.closed;
+  assert.ok(!existsSync(join(project, ".rangeid", "dev.pid")), "a clean stop releases the claim");
 });
 
 test("without rangeid-authority, dev and deploy say exactly how to install it", { timeout: 120_000 }, async () => {

@@ -80,3 +80,11 @@ test("the admin forms refuse what the authority would, and warn past 2^53 - 1", 
   assert.deepEqual(checkReason("é".repeat(1024)), { ok: "é".repeat(1024) });
   assert.ok("problem" in checkReason("x".repeat(1025)));
 });
+
+test("the page's API types are generated from the authority's OpenAPI document, and are current", async () => {
+  // edge-authority/openapi.json is checked against openapi.rs by its own
+  // test (openapi::tests::the_committed_document_is_this_one).
+  const { DOCUMENT, GENERATED, typesOf } = await import(join(www, "scripts", "api-types.mjs"));
+  const { readFileSync } = await import("node:fs");
+  assert.ok(readFileSync(GENERATED, "utf8") === (await typesOf(DOCUMENT)), "www/src/api/schema.gen.ts is stale: run node www/scripts/api-types.mjs");
+});

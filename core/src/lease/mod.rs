@@ -195,6 +195,10 @@ pub enum Handled {
     /// A grant that arrived after [`Lease::close`]: settled, not installed;
     /// its IDs are counted in [`Stats::abandoned`] (and only there).
     Abandoned,
+    /// A grant that arrived after its range's lifetime ran out (see
+    /// [`Lease::set_range_lifetime`]): settled, not installed; its IDs are
+    /// counted in [`Stats::abandoned`].
+    Expired,
     /// A grant not installed: it does not answer a request of this engine.
     NotOurs(GrantRefusal),
     /// A failure of an attempt that was superseded, or of a request already
@@ -363,6 +367,12 @@ pub struct Lease {
     lent: u64,
     // Installed ranges not yet started, oldest first.
     ready: [Option<Range>; PLACES],
+    // When each range may no longer be used (see `set_range_lifetime`),
+    // on the driver's clock in ms: the current one's, and each ready
+    // range's at its place. `u64::MAX` without a lifetime.
+    current_until: u64,
+    ready_until: [u64; PLACES],
+    range_lifetime_ms: Option<u64>,
     requests: Requests,
     recent: [Option<(u64, Range)>; RECENT_INSTALLS],
     recent_at: usize,
@@ -404,6 +414,9 @@ impl Lease {
             left: 0,
             lent: 0,
             ready: [None; PLACES],
+            current_until: u64::MAX,
+            ready_until: [u64::MAX; PLACES],
+            range_lifetime_ms: None,
             requests: Requests::new(seed),
             recent: [None; RECENT_INSTALLS],
             recent_at: 0,
@@ -547,6 +560,139 @@ impl Lease {
         };
         self.note_batch(n, r.as_ref().map_or(0, Range::count));
         r
+    }
+
+    /// Gives every range installed from now on a lifetime: it may be used
+    /// only until `lifetime_ms` after its request was first sent (on the
+    /// driver's clock). A grant that arrives later is not installed
+    /// ([`Handled::Expired`]); [`Lease::take_whole`] never takes from an
+    /// expired range, and [`Lease::expire_ranges`] abandons them. For an
+    /// engine whose ranges are on loan (a relay's, see `crate::relay`):
+    /// such a driver takes IDs with `take_whole` only. Without it (the
+    /// default) ranges never expire.
+    pub fn set_range_lifetime(&mut self, lifetime_ms: u64) {
+        self.range_lifetime_ms = Some(lifetime_ms);
+    }
+
+    /// Abandons every installed range whose lifetime ran out by `now`
+    /// (see [`Lease::set_range_lifetime`]); returns how many IDs that
+    /// abandoned (counted in [`Stats::abandoned`]).
+    pub fn expire_ranges(&mut self, now: Instant) -> u64 {
+        let now = now.as_ms();
+        let mut gone = 0u64;
+        if self.left > 0 && self.lent == 0 && self.current_until <= now {
+            gone = gone.saturating_add(self.left);
+            self.left = 0;
+        }
+        for i in 0..PLACES {
+            if self.ready_until[i] <= now {
+                if let Some(r) = self.ready[i].take() {
+                    gone = gone.saturating_add(r.count());
+                }
+            }
+        }
+        self.compact_ready();
+        if self.left == 0 && self.lent == 0 {
+            // The next live range becomes current, as `install_next` would.
+            if let Some(range) = self.ready[0].take() {
+                self.current_until = self.ready_until[0];
+                self.ready.rotate_left(1);
+                self.ready_until.rotate_left(1);
+                self.cursor = range.start();
+                self.left = range.count();
+            }
+        }
+        self.stats.abandoned = self.stats.abandoned.saturating_add(gone);
+        self.update_refill_mark();
+        gone
+    }
+
+    /// Moves the ready ranges to the front, keeping their order.
+    fn compact_ready(&mut self) {
+        let mut to = 0;
+        for from in 0..PLACES {
+            if let Some(r) = self.ready[from] {
+                let until = self.ready_until[from];
+                self.ready[from] = None;
+                self.ready[to] = Some(r);
+                self.ready_until[to] = until;
+                to += 1;
+            }
+        }
+        for i in to..PLACES {
+            self.ready_until[i] = u64::MAX;
+        }
+    }
+
+    /// Exactly `n` contiguous IDs from one installed range still within
+    /// its lifetime at `now`, returned to the caller, or nothing: the
+    /// current range when it has `n` left, else the first waiting range
+    /// that holds `n` (its start is cut off; the current range keeps its
+    /// rest for smaller requests). When none holds `n`, nothing is taken,
+    /// the next range asked for is sized to hold `n`, and the error says
+    /// why (as [`Lease::issue_error`]). A relay's sub-grants come from here.
+    pub fn take_whole(&mut self, n: u64, now: Instant) -> Result<Range, IssueError> {
+        if n == 0 {
+            return Err(IssueError::EmptyBatch);
+        }
+        if self.phase == Phase::Closed {
+            return Err(IssueError::Closed);
+        }
+        self.settle_lent();
+        self.expire_ranges(now);
+        if self.left >= n {
+            let r = self.cut(n);
+            self.update_refill_mark();
+            return Ok(self.count_issued(r));
+        }
+        let fits = self
+            .ready
+            .iter()
+            .position(|r| r.is_some_and(|r| r.count() >= n));
+        if let Some(i) = fits {
+            let Some(range) = self.ready[i] else {
+                unreachable!("position found a range here");
+            };
+            let taken = match Range::with_count(range.start(), n) {
+                Ok(r) => r,
+                Err(_) => unreachable!("the range holds n IDs"),
+            };
+            self.ready[i] = Range::new(range.start() + n, range.end()).ok();
+            self.compact_ready();
+            self.update_refill_mark();
+            return Ok(self.count_issued(taken));
+        }
+        self.note_batch(n, 0);
+        self.stats.starved += 1;
+        Err(self.issue_error())
+    }
+
+    /// When the next installed range's lifetime runs out (see
+    /// [`Lease::set_range_lifetime`]), if one has a lifetime.
+    pub fn next_expiry(&self) -> Option<Instant> {
+        let current = (self.left > 0).then_some(self.current_until);
+        let ready = self
+            .ready
+            .iter()
+            .zip(self.ready_until)
+            .filter_map(|(r, until)| r.map(|_| until));
+        current
+            .into_iter()
+            .chain(ready)
+            .filter(|&u| u != u64::MAX)
+            .min()
+            .map(Instant::from_ms)
+    }
+
+    /// The most IDs one [`Lease::take_whole`] can take now: the longest
+    /// installed range's rest (expired ones included until
+    /// [`Lease::expire_ranges`] drops them).
+    pub fn largest_whole(&self) -> u64 {
+        self.ready
+            .iter()
+            .flatten()
+            .map(Range::count)
+            .fold(self.left, u64::max)
     }
 
     /// A caller asked for `n` in one batch and got `got`: the next range is
@@ -764,7 +910,9 @@ impl Lease {
             return Err(IssueError::Closed);
         }
         if let Some(range) = self.ready[0].take() {
+            self.current_until = self.ready_until[0];
             self.ready.rotate_left(1);
+            self.ready_until.rotate_left(1);
             self.cursor = range.start();
             self.left = range.count();
             return Ok(());
@@ -998,6 +1146,14 @@ impl Lease {
         self.latencies[(g.count % LATENCIES as u64) as usize] = latency;
         g.count += 1;
         g.max = g.max.max(latency);
+        let until = self.range_lifetime_ms.map_or(u64::MAX, |ms| {
+            pending.first_sent.unwrap_or(now).saturating_add(ms)
+        });
+        if until <= now {
+            // Its time to be used ran out on the way: a gap, never issued.
+            self.stats.abandoned = self.stats.abandoned.saturating_add(grant.range.count());
+            return Handled::Expired;
+        }
         self.stats.ranges_installed += 1;
         if reply.replayed {
             self.stats.replays_installed += 1;
@@ -1010,8 +1166,10 @@ impl Lease {
         if self.left == 0 && self.lent == 0 && self.ready[0].is_none() {
             self.cursor = grant.range.start();
             self.left = grant.range.count();
-        } else if let Some(free) = self.ready.iter_mut().find(|r| r.is_none()) {
-            *free = Some(grant.range);
+            self.current_until = until;
+        } else if let Some(free) = self.ready.iter().position(Option::is_none) {
+            self.ready[free] = Some(grant.range);
+            self.ready_until[free] = until;
         } else {
             // Cannot happen: requests are made only while a place is free.
             // Were it to, abandoning the range only leaves a gap.
@@ -1188,6 +1346,8 @@ impl Lease {
         self.reserved = self.reserved.saturating_sub(unsent);
         self.left = 0;
         self.ready = [None; PLACES];
+        self.current_until = u64::MAX;
+        self.ready_until = [u64::MAX; PLACES];
         // Requests stay pending but are never sent again: a grant that
         // still arrives is counted as abandoned, not installed.
         self.phase = Phase::Closed;

@@ -2082,3 +2082,70 @@ fn demand_counts_only_the_unused_part_of_the_lent_block() {
     answer(&mut l, &more, 100, 3);
     assert_eq!(l.take_exact(10, 1).map(|b| b.count()), Ok(10));
 }
+
+#[test]
+fn take_whole_is_contiguous_and_exact_or_nothing() {
+    let mut c = config();
+    c.max_outstanding = 2;
+    let mut l = lease(c);
+    let a = send(&mut l, 0).unwrap();
+    assert_eq!(answer(&mut l, &a, 100, 1), Handled::Installed);
+    // 10 held in [100, 110): 7 fit, then 3 are left in the current range.
+    assert_eq!(
+        l.take_whole(7, Instant::from_ms(2))
+            .map(|r| (r.start(), r.count())),
+        Ok((100, 7))
+    );
+    assert_eq!(l.largest_whole(), 3);
+    // 5 do not fit anywhere: nothing is taken, and the next range holds 5.
+    assert_eq!(
+        l.take_whole(5, Instant::from_ms(2)),
+        Err(IssueError::Unavailable)
+    );
+    assert_eq!(l.available(), 3);
+    let b = send(&mut l, 2).unwrap();
+    assert!(b.request.count >= 5);
+    assert_eq!(answer(&mut l, &b, 500, 3), Handled::Installed);
+    // Taken from the waiting range; the current range keeps its 3.
+    assert_eq!(
+        l.take_whole(5, Instant::from_ms(3)).map(|r| r.start()),
+        Ok(500)
+    );
+    assert_eq!(
+        l.take_whole(3, Instant::from_ms(3)).map(|r| r.start()),
+        Ok(107)
+    );
+    assert_eq!(
+        l.take_whole(0, Instant::from_ms(3)),
+        Err(IssueError::EmptyBatch)
+    );
+}
+
+#[test]
+fn ranges_with_a_lifetime_expire_from_their_first_send() {
+    let mut l = lease(config());
+    l.set_range_lifetime(100);
+    let a = send(&mut l, 10).unwrap();
+    assert_eq!(answer(&mut l, &a, 1, 50), Handled::Installed);
+    assert_eq!(l.next_expiry(), Some(Instant::from_ms(110)));
+    assert!(l.take_whole(2, Instant::from_ms(109)).is_ok());
+    assert_eq!(
+        l.take_whole(2, Instant::from_ms(110)),
+        Err(IssueError::Unavailable)
+    );
+    assert_eq!(l.available(), 0);
+    assert_eq!(l.stats(0).abandoned, 8);
+    // A grant that comes after its lifetime is not installed.
+    let b = send(&mut l, 110).unwrap();
+    assert_eq!(answer(&mut l, &b, 500, 210), Handled::Expired);
+    assert_eq!(
+        (l.available(), l.stats(0).abandoned),
+        (0, 8 + b.request.count)
+    );
+    // Without a lifetime nothing expires.
+    let mut plain = lease(config());
+    let c = send(&mut plain, 0).unwrap();
+    answer(&mut plain, &c, 1, 1);
+    assert_eq!(plain.expire_ranges(Instant::from_ms(u64::MAX - 1)), 0);
+    assert_eq!(plain.next_expiry(), None);
+}

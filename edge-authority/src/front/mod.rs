@@ -16,7 +16,7 @@ pub mod token;
 #[cfg(target_arch = "wasm32")]
 mod driver;
 
-use rangeid_core::wire::{DecBound, DecU64};
+use rangeid_core::wire::DecU64;
 use rangeid_core::{ErrorCode, Namespace};
 
 use crate::api;
@@ -243,10 +243,10 @@ fn plan_route(
         }
         Route::ListNamespaces => {
             require(&claims, Access::List)?;
-            let page = api::name_page(incoming.query)?;
+            let page = api::page(incoming.query)?;
             Plan::List {
                 limit: page.limit,
-                after: page.after,
+                after: page.cursor,
                 only: match &claims.ns {
                     Scope::All => None,
                     Scope::Only(list) => Some(list.clone()),
@@ -298,7 +298,7 @@ fn plan_route(
                 ObjectRequest::Grants {
                     namespace,
                     limit: page.limit,
-                    before: page.before.map(DecBound),
+                    before: page.cursor,
                 },
             )
         }
@@ -323,7 +323,7 @@ fn plan_route(
                 ObjectRequest::Audit {
                     namespace,
                     limit: page.limit,
-                    before: page.before.map(DecBound),
+                    before: page.cursor,
                 },
             )
         }

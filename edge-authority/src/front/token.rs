@@ -200,8 +200,8 @@ pub enum TokenError {
     NotYetValid,
     /// The authority expects an audience and the token names another.
     WrongAudience,
-    /// `exp` is further ahead than the role's cap allows
-    /// ([`Role::max_lifetime_secs`]).
+    /// `exp` is further ahead than the role's cap allows, from now or from
+    /// the token's `iat` ([`Role::max_lifetime_secs`]).
     LifetimeTooLong(Role),
 }
 
@@ -514,8 +514,8 @@ pub fn bearer(header: Option<&str>) -> Result<&str, TokenError> {
     Ok(token)
 }
 
-/// The claims as they appear in a token; other registered claims (`iat`,
-/// `jti`, `iss`) are ignored.
+/// The claims as they appear in a token; `iat`, when present, bounds the
+/// lifetime too; other registered claims (`jti`, `iss`) are ignored.
 #[derive(Serialize, Deserialize)]
 struct ClaimsFields {
     sub: String,
@@ -524,6 +524,8 @@ struct ClaimsFields {
     exp: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     nbf: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    iat: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     aud: Option<Audience>,
 }
@@ -606,12 +608,17 @@ pub fn verify(
     {
         return Err(TokenError::NotYetValid);
     }
+    let iat = fields.iat;
     let claims = claims_from(fields)?;
     if now >= claims.exp {
         return Err(TokenError::Expired);
     }
+    // The cap bounds what is left (`exp - now`) and, when the token says
+    // when it was issued, its whole life (`exp - iat`): a token minted with
+    // a far `exp` is not let in once its remainder fits under the cap.
     let cap = claims.role.max_lifetime_secs() + CLOCK_SKEW_SECS;
-    if claims.exp - now > cap {
+    let life = iat.map_or(0, |iat| claims.exp.saturating_sub(iat));
+    if claims.exp - now > cap || life > cap {
         return Err(TokenError::LifetimeTooLong(claims.role));
     }
     Ok(claims)
@@ -696,6 +703,7 @@ pub fn mint_with(
         ns: claims.ns_list(),
         exp: claims.exp,
         nbf,
+        iat: None,
         aud: aud.map(|a| Audience::One(a.into())),
     };
     // Signing plain claims with a well-formed key cannot fail.
@@ -1082,6 +1090,27 @@ mod tests {
             );
             assert_eq!(at(u64::MAX), Err(TokenError::LifetimeTooLong(role)));
         }
+        // `iat` bounds the whole life: a far `exp` minted long ago is not let
+        // in once what is left fits under the cap.
+        let header = b64(&serde_json::json!({"alg":"HS256","typ":"JWT","kid":"k1"}));
+        let with_iat = |iat: u64, exp: u64| {
+            let p = b64(&serde_json::json!({
+                "sub":"x","role":"admin","ns":["*"],"iat":iat,"exp":exp
+            }));
+            let t = format!("{header}.{p}.{}", sign(&header, &p, KEY));
+            verify(&t, &keys(), NOW)
+        };
+        let cap = Role::Admin.max_lifetime_secs();
+        assert!(with_iat(NOW - 10, NOW + cap - 10).is_ok());
+        assert!(with_iat(NOW - 10, NOW + cap + CLOCK_SKEW_SECS - 10).is_ok());
+        assert_eq!(
+            with_iat(NOW - 10 * cap, NOW + 100),
+            Err(TokenError::LifetimeTooLong(Role::Admin))
+        );
+        assert_eq!(
+            with_iat(NOW - 10, NOW + cap + CLOCK_SKEW_SECS - 9),
+            Err(TokenError::LifetimeTooLong(Role::Admin))
+        );
         assert_eq!(Role::Admin.max_lifetime_secs(), 30 * 86_400);
         assert_eq!(Role::Generator.max_lifetime_secs(), 365 * 86_400);
         let text = TokenError::LifetimeTooLong(Role::Admin).to_string();

@@ -84,6 +84,27 @@ fn grant_json(ns: Namespace, span: &Span, i: u64) -> Result<Json, StoreError> {
     Ok(j)
 }
 
+/// The opening both listings share: the namespace must exist; then the
+/// newest `limit` rows of `select` below `before` (absent: from `top`; never
+/// past it), with the bound used. `select` binds the bound, then the limit;
+/// `bind` writes the bound as its column holds it.
+fn newest_below(
+    sql: &impl Sql,
+    ns: &Namespace,
+    select: &str,
+    before: Option<u128>,
+    top: u128,
+    bind: impl Fn(u128) -> Value,
+    limit: u32,
+) -> Result<(u128, Vec<Vec<Value>>), ApiError> {
+    load(sql, ns)?;
+    let before = before.unwrap_or(top).min(top);
+    let rows = sql
+        .exec(select, &[bind(before), Value::Int(limit.into())])
+        .map_err(unavailable)?;
+    Ok((before, rows))
+}
+
 fn page_reply(key: &str, items: Vec<Json>, limit: u32, cursor: Option<String>) -> HttpReply {
     let next = if items.len() as u64 == u64::from(limit) {
         cursor
@@ -104,17 +125,16 @@ pub fn list_grants(
     limit: u32,
     before: Option<u128>,
 ) -> Result<HttpReply, ApiError> {
-    load(sql, ns)?;
-    let before = before.unwrap_or(1 << 64).min(1 << 64);
     // Each span starting below `before` holds at least one grant that does.
-    let rows = sql
-        .exec(
-            &format!(
-                "SELECT {SPAN_COLUMNS} FROM grants WHERE start < ? ORDER BY start DESC LIMIT ?"
-            ),
-            &[store::pad(before).into(), Value::Int(limit.into())],
-        )
-        .map_err(unavailable)?;
+    let (before, rows) = newest_below(
+        sql,
+        ns,
+        &format!("SELECT {SPAN_COLUMNS} FROM grants WHERE start < ? ORDER BY start DESC LIMIT ?"),
+        before,
+        1 << 64,
+        |b| store::pad(b).into(),
+        limit,
+    )?;
     let mut grants = Vec::new();
     let mut cursor = None;
     'spans: for r in &rows {
@@ -169,17 +189,18 @@ pub fn list_audit(
     limit: u32,
     before: Option<u128>,
 ) -> Result<HttpReply, ApiError> {
-    load(sql, ns)?;
     // Entry ids are small integers; bind nothing an f64 would round.
     const SAFE: u128 = (1 << 53) - 1;
-    let before = before.unwrap_or(SAFE).min(SAFE) as i64;
-    let rows = sql
-        .exec(
-            "SELECT seq, at, actor, action, before, after, reason FROM audit WHERE seq < ? \
-             ORDER BY seq DESC LIMIT ?",
-            &[Value::Int(before), Value::Int(limit.into())],
-        )
-        .map_err(unavailable)?;
+    let (_, rows) = newest_below(
+        sql,
+        ns,
+        "SELECT seq, at, actor, action, before, after, reason FROM audit WHERE seq < ? \
+         ORDER BY seq DESC LIMIT ?",
+        before,
+        SAFE,
+        |b| Value::Int(b as i64),
+        limit,
+    )?;
     let parse = |t: Option<&str>| -> Json {
         t.and_then(|t| serde_json::from_str(t).ok())
             .unwrap_or(Json::Null)

@@ -6,7 +6,7 @@
 // it. The repository's `make authority RUNTIME=workerd`
 // (edge-authority/scripts/workerd.sh) is this command on the staged package.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, relative } from "node:path";
 import { findAuthority, runSelf, stateFolder, workerdOf } from "./authority.mjs";
@@ -67,6 +67,47 @@ function checkPortFree(port, usage) {
   });
 }
 
+/**
+ * Claims the state folder for this process (`dev.pid`, created exclusively),
+ * so that a second `rangeid dev` on the same state is refused: two workerd
+ * processes on one SQLite state would each believe it holds every object.
+ * A pid file whose process is gone (a SIGKILL, a crash) is taken over.
+ * Returns the release function; the claim is released at exit too.
+ */
+function claimState(home, fail) {
+  const file = join(home, "dev.pid");
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, `${process.pid}\n`, { flag: "wx", mode: 0o600 });
+      const release = () => {
+        try {
+          if (readFileSync(file, "utf8").trim() === String(process.pid)) rmSync(file, { force: true });
+        } catch { /* already gone */ }
+      };
+      process.once("exit", release);
+      return release;
+    } catch (e) {
+      if (e.code !== "EEXIST") throw fail(`could not claim the state folder ${home}: ${e.message}`);
+    }
+    const holder = Number.parseInt(readFileSync(file, "utf8"), 10);
+    if (Number.isSafeInteger(holder) && holder > 0 && alive(holder)) {
+      throw fail(`another rangeid dev (pid ${holder}) is serving the state in ${home}: stop it first, or pass another --state DIR`);
+    }
+    rmSync(file, { force: true }); // its process is gone: take over
+  }
+  throw fail(`could not claim the state folder ${home}: another rangeid dev is starting on it`);
+}
+
+/** Whether a process with this pid exists (EPERM: it does, as another user). */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === "EPERM";
+  }
+}
+
 /** The state folder's workerd state and its signing key, made once. */
 function prepareState(home, fail) {
   mkdirSync(join(home, "workerd-state"), { recursive: true });
@@ -119,6 +160,7 @@ async function dev(values, { Exit, usage, out }) {
   await checkPortFree(port, usage);
   const home = stateFolder(values);
   const keys = prepareState(home, fail);
+  const release = claimState(home, fail);
 
   const audience = process.env.RANGEID_TOKEN_AUDIENCE ?? "";
   const token = runSelf(["token", "--role", "admin", "--ns", "*", "--ttl", "30d", "--sub", "local-admin", "--keys", keys,
@@ -195,5 +237,6 @@ next, in another shell:
     for (const s of signals) process.off(s, stop);
     clearInterval(orphaned);
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    release();
   }
 }

@@ -116,6 +116,33 @@ pub enum Violation {
         /// The witness's mark it heard.
         mark: u128,
     },
+    /// A relay handed out a sub-range that lies in no range durably
+    /// granted to that relay's incarnation.
+    SubGrantOutside {
+        /// The sub-range.
+        range: Range,
+        /// The relay incarnation it was handed out under.
+        relay: String,
+    },
+    /// Two sub-ranges handed to different requests share IDs.
+    OverlappingSubGrants {
+        /// The sub-range handed out first.
+        earlier: Range,
+        /// The one that overlaps it.
+        later: Range,
+    },
+    /// After a freeze or floor was acknowledged, a relay handed out a
+    /// range from a grant committed before the act.
+    StaleAfterAct {
+        /// The sub-range.
+        range: Range,
+        /// When its root grant was committed (simulated ms).
+        granted_at: u64,
+        /// When the act committed and when it was acknowledged.
+        act_at: u64,
+        /// See `act_at`.
+        acked_at: u64,
+    },
     /// An engine issued an ID at or below one it issued before from the
     /// same range: its cursor went back.
     CursorReset {
@@ -187,6 +214,23 @@ impl fmt::Display for Violation {
                 f,
                 "the witness was reported behind at {mark}, with no restore of it unmended"
             ),
+            Violation::SubGrantOutside { range, relay } => write!(
+                f,
+                "sub-range {range} lies in no range committed to relay incarnation {relay}"
+            ),
+            Violation::OverlappingSubGrants { earlier, later } => {
+                write!(f, "sub-ranges overlap: {earlier} and {later}")
+            }
+            Violation::StaleAfterAct {
+                range,
+                granted_at,
+                act_at,
+                acked_at,
+            } => write!(
+                f,
+                "sub-range {range} of a grant committed at {granted_at} ms handed out after an act \
+                 committed at {act_at} ms was acknowledged at {acked_at} ms"
+            ),
             Violation::CursorReset { id, high } => {
                 write!(
                     f,
@@ -211,6 +255,10 @@ struct Run {
 pub struct Checker {
     // Committed grants: start -> (range, holder).
     grants: BTreeMap<u64, (Range, Holder)>,
+    // When each grant was committed (simulated ms), by start.
+    commit_times: HashMap<u64, u64>,
+    // Sub-ranges relays handed out: start -> (range, holder).
+    subs: BTreeMap<u64, (Range, Holder)>,
     // Every issued ID, as disjoint intervals: first -> last (inclusive).
     issued: BTreeMap<u64, u64>,
     issued_count: u64,
@@ -249,6 +297,58 @@ impl Checker {
         }
         self.grants.insert(range.start(), (range, holder));
         Ok(())
+    }
+
+    /// Records when the grant starting at `start` was committed.
+    pub fn commit_time(&mut self, start: u64, at: u64) {
+        self.commit_times.insert(start, at);
+    }
+
+    /// Records a sub-range a relay running as `relay` handed to `to`: it
+    /// must lie inside one range committed to `relay`, and overlap no
+    /// other sub-range (but the same one to the same holder, a replay).
+    /// Returns when its root grant was committed.
+    pub fn sub_granted(
+        &mut self,
+        range: Range,
+        to: &Holder,
+        relay: &Holder,
+    ) -> Result<u64, Violation> {
+        let parent = match self.grants.range(..=range.start()).next_back() {
+            Some((start, (r, h)))
+                if h == relay && r.contains(range.start()) && range.last() <= r.last() =>
+            {
+                *start
+            }
+            _ => {
+                return Err(Violation::SubGrantOutside {
+                    range,
+                    relay: relay.1.to_string(),
+                })
+            }
+        };
+        if let Some((_, (earlier, h))) = self.subs.range(..=range.last()).next_back() {
+            if earlier.overlaps(&range) && !(earlier == &range && h == to) {
+                return Err(Violation::OverlappingSubGrants {
+                    earlier: *earlier,
+                    later: range,
+                });
+            }
+        }
+        self.subs.insert(range.start(), (range, *to));
+        Ok(self.commit_times.get(&parent).copied().unwrap_or(0))
+    }
+
+    /// A sub-range a relay handed `to` again (a replay): it must be the
+    /// very one it handed `to` before.
+    pub fn sub_replayed(&self, range: Range, to: &Holder) -> Result<(), Violation> {
+        match self.subs.get(&range.start()) {
+            Some((r, h)) if *r == range && h == to => Ok(()),
+            _ => Err(Violation::NotGranted {
+                id: range.start(),
+                incarnation: to.1.to_string(),
+            }),
+        }
     }
 
     /// Records the IDs `batch` that engine `engine` (running as `holder`)
@@ -306,6 +406,11 @@ impl Checker {
     }
 
     fn granted_range(&self, id: u64, holder: &Holder) -> Result<Range, Violation> {
+        if let Some((_, (range, to))) = self.subs.range(..=id).next_back() {
+            if range.contains(id) && to == holder {
+                return Ok(*range);
+            }
+        }
         match self.grants.range(..=id).next_back() {
             Some((_, (range, to))) if range.contains(id) && to == holder => Ok(*range),
             _ => Err(Violation::NotGranted {

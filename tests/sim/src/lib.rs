@@ -18,11 +18,13 @@ pub mod authority;
 pub mod capacity;
 pub mod chart;
 pub mod checker;
+pub mod relays;
 pub mod rng;
 pub mod world;
 
 pub use authority::Bug;
 pub use checker::Violation;
+pub use relays::RelayBug;
 pub use world::{Faults, Report, Scenario, World, RECOVERY_MS};
 
 /// Runs the scenario for `seed` with `target_ids` IDs.

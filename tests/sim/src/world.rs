@@ -36,8 +36,13 @@ use rangeid_core::wire::{ErrorReply, HttpAnswer};
 use rangeid_core::{Action, ErrorCode, Grant, Namespace, Range, Reply, Ticket};
 use rangeid_core::{Incarnation, RequestId};
 
+use rangeid_core::relay::{ActStatus, AdminAct, Answer as RelayAnswer, RelayGate, RelayTerms};
+
 use crate::authority::{Answer, Authority, Bug, Heard};
 use crate::checker::{Checker, Violation};
+use crate::relays::{
+    relay_config, relay_owner, Clock, Instance, Node, RelayBug, SIM_RELAY_LEASE_MS,
+};
 use crate::rng::Rng;
 
 /// Fault rates, in chances per million per opportunity.
@@ -93,6 +98,22 @@ pub struct Faults {
     /// Per generator per millisecond: the authority refuses its token, even
     /// fresh, for a while (`401 unauthenticated`).
     pub token_refused: u64,
+    /// Per relay per millisecond: its instance crashes and a new one
+    /// starts (what it held is abandoned).
+    pub relay_restart: u64,
+    /// Per relay per millisecond: its instance is evicted (the same, as the
+    /// platform does to an idle or redeployed object).
+    pub relay_evict: u64,
+    /// Per relay per millisecond: a second instance starts while the first
+    /// still runs for a while; calls reach either, a revocation only the
+    /// new one.
+    pub relay_split: u64,
+    /// Per revocation: the relay cannot be reached, or its acknowledgement
+    /// is lost.
+    pub revoke_lost: u64,
+    /// Per millisecond, while relays run: an admin turns them off for a
+    /// while (generators are routed to the object meanwhile).
+    pub relays_off: u64,
 }
 
 impl Default for Faults {
@@ -120,6 +141,11 @@ impl Default for Faults {
             witness_restore: 400,
             proxy_block: 100,
             token_refused: 100,
+            relay_restart: 300,
+            relay_evict: 200,
+            relay_split: 300,
+            revoke_lost: 250_000,
+            relays_off: 100,
         }
     }
 }
@@ -150,6 +176,11 @@ impl Faults {
             witness_restore: 0,
             proxy_block: 0,
             token_refused: 0,
+            relay_restart: 0,
+            relay_evict: 0,
+            relay_split: 0,
+            revoke_lost: 0,
+            relays_off: 0,
         }
     }
 }
@@ -190,6 +221,13 @@ pub struct Scenario {
     /// floods `count: 1` grants, and posts generators' next request ids
     /// (their incarnations and request ids are visible to readers).
     pub insider: bool,
+    /// Relays of the namespace (0: none): in half the seeds 1 to 3, and
+    /// three generators in four are routed to one of them.
+    pub relays: usize,
+    /// A deliberate relay bug, for checking the checker.
+    pub relay_bug: RelayBug,
+    /// The relays' smallest range (40): larger ones outlive their lease.
+    pub relay_min_range: u64,
 }
 
 impl Scenario {
@@ -238,6 +276,13 @@ impl Scenario {
             bad_moment_ms: (10, 201),
             limits,
             insider,
+            relays: if (seed / 40) % 2 == 1 {
+                1 + ((seed >> 8) % 3) as usize
+            } else {
+                0
+            },
+            relay_bug: RelayBug::None,
+            relay_min_range: 40,
         }
     }
 }
@@ -336,6 +381,44 @@ pub struct Report {
     pub ledger_grants: u64,
     /// ...in this many rows (spans).
     pub ledger_rows: u64,
+    /// Sub-ranges relays handed out (new), and retries they answered with
+    /// the remembered one.
+    pub sub_grants: u64,
+    /// See `sub_grants`.
+    pub sub_replays: u64,
+    /// Relay crashes, evictions and split instances.
+    pub relay_restarts: u64,
+    /// See `relay_restarts`.
+    pub relay_evictions: u64,
+    /// See `relay_restarts`.
+    pub relay_splits: u64,
+    /// Revocations a relay obeyed, and those lost (unreachable, or the
+    /// acknowledgement lost).
+    pub revocations: u64,
+    /// See `revocations`.
+    pub revocations_lost: u64,
+    /// Freezes, floors and relays turned off, acknowledged while relays
+    /// ran, and the longest one waited (simulated ms).
+    pub acts_acked: u64,
+    /// Times relays were turned off.
+    pub relays_turned_off: u64,
+    /// Relay requests the object refused (relays off, or revoked).
+    pub relay_refusals: u64,
+    /// See `acts_acked`.
+    pub act_wait_max: u64,
+    /// IDs relays abandoned (expired, revoked, restarted).
+    pub relay_abandoned: u64,
+    /// Relay answers `namespace_exhausted`, `namespace_frozen` and
+    /// `unavailable`.
+    pub relay_exhausted: u64,
+    /// See `relay_exhausted`.
+    pub relay_frozen: u64,
+    /// See `relay_exhausted`.
+    pub relay_unavailable: u64,
+    /// Report batches relays sent, and the sub-grants in them.
+    pub report_batches: u64,
+    /// See `report_batches`.
+    pub reported: u64,
 }
 
 enum Event {
@@ -359,6 +442,22 @@ enum Event {
         answer: Wire,
     },
     Thaw,
+    /// A generator's request reaches relay `relay`.
+    RelayRequest {
+        relay: usize,
+        slot: usize,
+        engine: u64,
+        ticket: Ticket,
+        request: GrantRequest,
+    },
+    /// An admin turns relays back on.
+    RelaysOn,
+    /// A relay's acknowledgement of a revocation reaches the authority
+    /// (void if it restarted since).
+    RevokeAck {
+        incarnation: Incarnation,
+        epoch: u64,
+    },
     /// The witness answers a raise (or cannot be reached).
     FenceRaise {
         epoch: u64,
@@ -456,6 +555,8 @@ struct Generator {
     inbox: Vec<(Ticket, Wire)>,
     // The last request it sent (readers see incarnations and request ids).
     last_sent: Option<GrantRequest>,
+    // The relay it is routed to, if any.
+    via: Option<usize>,
 }
 
 /// The insider's own incarnation and the number of its next flood request.
@@ -507,6 +608,45 @@ pub struct World {
     token_refused_until: [u64; MAX_GENERATORS],
     blocking_faults_end: u64,
     insider: Insider,
+    relays: Vec<Node>,
+    instances: u64,
+    // Generator requests at relays: handle -> (slot, engine, ticket).
+    handles: HashMap<u64, (usize, u64, Ticket)>,
+    next_handle: u64,
+    // The namespace object's relay gate (made anew at each start), its
+    // clock, the acts waiting to be acknowledged, and those acknowledged
+    // (committed, acknowledged: simulated ms).
+    gate: RelayGate,
+    root_clock: Clock,
+    acts: Vec<PendingAct>,
+    acked: Vec<(u64, u64)>,
+    relays_on: bool,
+}
+
+/// A freeze or floor that committed while relays run, waiting to be
+/// acknowledged.
+struct PendingAct {
+    act: AdminAct,
+    committed: u64,
+    // A freeze thaws this long after its acknowledgement.
+    thaw_after: Option<u64>,
+    // Relays turned off are turned on again this long after it.
+    on_after: Option<u64>,
+    // When revocations were last sent for it.
+    revoked_at: Option<u64>,
+}
+
+/// Slots from here on name relays (slot `RELAY_SLOTS + r` is relay `r`,
+/// its engine the instance's number) on the authority's side of the
+/// network.
+const RELAY_SLOTS: usize = 1_000;
+
+fn relay_of(slot: usize) -> Option<usize> {
+    slot.checked_sub(RELAY_SLOTS)
+}
+
+fn sim_terms() -> RelayTerms {
+    RelayTerms::new(SIM_RELAY_LEASE_MS).unwrap_or_else(|e| panic!("sim lease: {e}"))
 }
 
 const MAX_GENERATORS: usize = 10;
@@ -571,7 +711,41 @@ impl World {
                 incarnation: Incarnation::new("insider-1").unwrap_or_else(|_| unreachable!()),
                 next: 0,
             },
+            relays: Vec::new(),
+            instances: 0,
+            handles: HashMap::new(),
+            next_handle: 0,
+            gate: RelayGate::new(sim_terms(), Instant::ZERO),
+            root_clock: Clock {
+                offset: 0,
+                drift_ppm: 0,
+            },
+            acts: Vec::new(),
+            acked: Vec::new(),
+            relays_on: true,
         };
+        if scenario.relays > 0 {
+            let bound = rangeid_core::relay::CLOCK_DRIFT_PPM as i64;
+            world.root_clock = Clock {
+                offset: world.rng.between(0, 1 << 40),
+                drift_ppm: world.rng.between(0, 2 * bound as u64 + 1) as i64 - bound,
+            };
+            world.gate = RelayGate::new(sim_terms(), world.root_clock.at(0));
+            for _ in 0..scenario.relays {
+                let clock = Clock {
+                    offset: world.rng.between(0, 1 << 40),
+                    drift_ppm: world.rng.between(0, 2 * bound as u64 + 1) as i64 - bound,
+                };
+                let random = world.rng.bytes16();
+                let current = world.new_instance(random, clock.at(0));
+                world.relays.push(Node {
+                    current,
+                    stale: None,
+                    stale_until: 0,
+                    clock,
+                });
+            }
+        }
         for _ in 0..scenario.generators {
             let g = world.spawn(None);
             world.gens.push(g);
@@ -605,6 +779,9 @@ impl World {
             self.chaos()?;
             if self.scenario.insider {
                 self.insider_acts();
+            }
+            if !self.relays.is_empty() {
+                self.relays_step()?;
             }
             for slot in 0..self.gens.len() {
                 self.step_generator(slot)?;
@@ -672,6 +849,8 @@ impl World {
             latest: HashMap::new(),
             inbox: Vec::new(),
             last_sent: None,
+            via: (self.scenario.relays > 0 && self.rng.chance(750_000))
+                .then(|| self.rng.between(0, self.scenario.relays as u64) as usize),
         }
     }
 
@@ -709,6 +888,7 @@ impl World {
                         if let Some((grant, owner)) = self.authority.commit_one() {
                             let holder = (owner, grant.incarnation);
                             self.checker.committed(grant.range, holder)?;
+                            self.checker.commit_time(grant.range.start(), self.now);
                             if owner == insider_owner() {
                                 // The insider uses whatever it got.
                                 self.checker
@@ -757,8 +937,34 @@ impl World {
                             },
                         );
                     }
-                    _ => self.generator_receives(slot, engine, ticket, answer)?,
+                    _ => match relay_of(slot) {
+                        Some(r) => self.relay_receives(r, engine, ticket, answer)?,
+                        None => self.generator_receives(slot, engine, ticket, answer)?,
+                    },
                 },
+                Event::RelayRequest {
+                    relay,
+                    slot,
+                    engine,
+                    ticket,
+                    request,
+                } => self.relay_request(relay, slot, engine, ticket, request)?,
+                Event::RelaysOn => {
+                    self.relays_on = true;
+                    // The driver starts a new instance for a relay the
+                    // object had stopped for good.
+                    for r in 0..self.relays.len() {
+                        if self.relays[r].current.relay.stopped() {
+                            let fresh = self.restarted_instance(r);
+                            self.relays[r].current = fresh;
+                        }
+                    }
+                }
+                Event::RevokeAck { incarnation, epoch } => {
+                    if epoch == self.authority.epoch() {
+                        self.gate.revoked(incarnation);
+                    }
+                }
                 Event::Thaw => {
                     self.authority
                         .admin(|s| Some(s.with_status(NamespaceStatus::Active)));
@@ -832,7 +1038,7 @@ impl World {
             return Ok(());
         }
         let f = self.scenario.faults;
-        if self.now < self.token_refused_until[slot] {
+        if slot < MAX_GENERATORS && self.now < self.token_refused_until[slot] {
             // Its token source renews late: even a fresh token is refused.
             self.report.token_refusals += 1;
             let expired = ErrorReply::new(ErrorCode::Unauthenticated, "token expired");
@@ -861,8 +1067,22 @@ impl World {
             }
         }
         let owner = owner_of(slot);
+        if relay_of(slot).is_some() {
+            if let Err(refused) = self.gate.admit(self.relays_on, &request.incarnation) {
+                self.report.relay_refusals += 1;
+                let answer =
+                    HttpAnswer::error(&ErrorReply::new(refused.code(), refused.to_string()));
+                self.send_reply(slot, engine, ticket, (None, None), answer, 0);
+                return Ok(());
+            }
+        }
         match self.authority.handle(&request, &owner, self.now) {
             Answer::Grant(grant, replayed) => {
+                if relay_of(slot).is_some() {
+                    // In the same step as the decision, as the object does.
+                    let at = self.root_clock.at(self.now);
+                    self.gate.granted(grant.incarnation, at);
+                }
                 let reply = GrantReply {
                     grant,
                     replayed,
@@ -1261,15 +1481,23 @@ impl World {
                         self.send_reply(slot, engine, out.ticket, (None, None), page, delay);
                         continue;
                     }
-                    self.schedule(
-                        delay,
-                        Event::Request {
+                    let via = self.gens[slot].via.filter(|_| self.relays_on);
+                    let event = match via {
+                        Some(relay) => Event::RelayRequest {
+                            relay,
                             slot,
                             engine,
                             ticket: out.ticket,
                             request: out.request,
                         },
-                    );
+                        None => Event::Request {
+                            slot,
+                            engine,
+                            ticket: out.ticket,
+                            request: out.request,
+                        },
+                    };
+                    self.schedule(delay, event);
                 }
                 // An action this driver does not know (core's `Action` may
                 // grow): the run stops with a typed violation rather than
@@ -1565,6 +1793,357 @@ impl World {
         }
     }
 
+    /// A new relay instance from `random`, started at `now` on its clock.
+    fn new_instance(&mut self, random: [u8; 16], now: Instant) -> Instance {
+        self.instances += 1;
+        let bug = self.scenario.relay_bug;
+        let config = relay_config(self.namespace, bug, self.scenario.relay_min_range);
+        Instance::new(
+            config,
+            self.instances,
+            random,
+            now,
+            bug == RelayBug::KeepsCursor,
+        )
+    }
+
+    /// The instance that replaces relay `r`'s after a crash or eviction:
+    /// a fresh start, unless a bug makes it reuse what it must not.
+    fn restarted_instance(&mut self, r: usize) -> Instance {
+        let now = self.relays[r].clock.at(self.now);
+        match self.scenario.relay_bug {
+            RelayBug::KeepsCursor => {
+                self.instances += 1;
+                let old = &self.relays[r].current;
+                old.restored(self.instances, old.saved)
+            }
+            RelayBug::ReusesIncarnation => {
+                let random = self.relays[r].current.random;
+                self.new_instance(random, now)
+            }
+            _ => {
+                let random = self.rng.bytes16();
+                self.new_instance(random, now)
+            }
+        }
+    }
+
+    /// The namespace object started again: its relay gate is made anew at
+    /// its clock's reading, and acts waiting to be acknowledged are lost
+    /// (the operator's call failed); a freeze among them is thawed later.
+    fn root_restarted(&mut self) {
+        if self.relays.is_empty() {
+            return;
+        }
+        self.gate = RelayGate::new(sim_terms(), self.root_clock.at(self.now));
+        for act in std::mem::take(&mut self.acts) {
+            if let Some(thaw) = act.thaw_after {
+                self.schedule(thaw, Event::Thaw);
+            }
+            if let Some(on) = act.on_after {
+                self.schedule(on, Event::RelaysOn);
+            }
+        }
+    }
+
+    /// An admin act committed now: it waits for the relay gate.
+    fn begin_act(&mut self, thaw_after: Option<u64>, on_after: Option<u64>) {
+        let act = self.gate.begin(self.root_clock.at(self.now));
+        self.acts.push(PendingAct {
+            act,
+            committed: self.now,
+            thaw_after,
+            on_after,
+            revoked_at: None,
+        });
+    }
+
+    /// One millisecond of the relays: faults, acts, revocations, and each
+    /// instance driven at its deadline.
+    fn relays_step(&mut self) -> Result<(), Violation> {
+        let f = self.scenario.faults;
+        let now = self.now;
+        for r in 0..self.relays.len() {
+            if self.relays[r].stale.is_some() && now >= self.relays[r].stale_until {
+                if let Some(stale) = self.relays[r].stale.take() {
+                    self.report.relay_abandoned += stale.relay.stats().held;
+                }
+            }
+            if now % 20 == 0 {
+                let node = &mut self.relays[r];
+                node.current.saved = node.current.log_len();
+            }
+            let (restart, evict) = (
+                self.rng.chance(f.relay_restart),
+                self.rng.chance(f.relay_evict),
+            );
+            if restart || evict {
+                if restart {
+                    self.report.relay_restarts += 1;
+                } else {
+                    self.report.relay_evictions += 1;
+                }
+                let fresh = self.restarted_instance(r);
+                let old = std::mem::replace(&mut self.relays[r].current, fresh);
+                self.report.relay_abandoned += old.relay.stats().held;
+                self.note(|| {
+                    format!(
+                        "relay {r} restarts: {} abandons {} IDs",
+                        short(old.relay.incarnation()),
+                        old.relay.stats().held
+                    )
+                });
+            } else if self.relays[r].stale.is_none() && self.rng.chance(f.relay_split) {
+                self.report.relay_splits += 1;
+                let fresh = self.restarted_instance(r);
+                let old = std::mem::replace(&mut self.relays[r].current, fresh);
+                self.relays[r].stale = Some(old);
+                self.relays[r].stale_until = now + self.rng.between(20, 300);
+                self.note(|| {
+                    format!("relay {r} splits: a second instance starts, the first runs on")
+                });
+            }
+        }
+        if self.relays_on && self.authority.started() && self.rng.chance(f.relays_off) {
+            // Committed at once (a setting), acknowledged through the gate.
+            self.relays_on = false;
+            self.report.relays_turned_off += 1;
+            let on = self.rng.between(20, 200);
+            self.note(|| {
+                format!("an admin turns relays off for {on} ms after the acknowledgement")
+            });
+            self.begin_act(None, Some(on));
+        }
+        self.acts_step();
+        for r in 0..self.relays.len() {
+            let ids: Vec<u64> = std::iter::once(self.relays[r].current.id)
+                .chain(self.relays[r].stale.as_ref().map(|s| s.id))
+                .collect();
+            for id in ids {
+                let at = self.relays[r].clock.at(now);
+                let due = self.relays[r]
+                    .instance(id)
+                    .and_then(|i| i.relay.next_deadline())
+                    .is_some_and(|d| d <= at);
+                if due {
+                    self.pump(r, id)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Acts waiting for the gate: acknowledged when it says so; meanwhile
+    /// relays the object can reach are revoked (the current instance of
+    /// each relay only: a stale one is out of reach), now and then.
+    fn acts_step(&mut self) {
+        let now = self.now;
+        let at = self.root_clock.at(now);
+        let mut i = 0;
+        while i < self.acts.len() {
+            let status = self.gate.check(&mut self.acts[i].act, at);
+            match status {
+                ActStatus::Acknowledge => {
+                    let act = self.acts.remove(i);
+                    self.acked.push((act.committed, now));
+                    self.report.acts_acked += 1;
+                    self.report.act_wait_max = self.report.act_wait_max.max(now - act.committed);
+                    self.note(|| {
+                        format!("the act committed at {} ms is acknowledged", act.committed)
+                    });
+                    if let Some(thaw) = act.thaw_after {
+                        self.schedule(thaw, Event::Thaw);
+                    }
+                    if let Some(on) = act.on_after {
+                        self.schedule(on, Event::RelaysOn);
+                    }
+                    continue;
+                }
+                ActStatus::Wait { waiting_for, .. } => {
+                    let due = self.acts[i].revoked_at.map_or(true, |t| now >= t + 50);
+                    if waiting_for > 0 && due && self.authority.started() {
+                        self.acts[i].revoked_at = Some(now);
+                        self.revoke_all();
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+
+    /// The object revokes each relay it can reach: the instance a call to
+    /// its id reaches closes its lease and answers with the incarnation it
+    /// closed.
+    fn revoke_all(&mut self) {
+        let epoch = self.authority.epoch();
+        for r in 0..self.relays.len() {
+            if self.rng.chance(self.scenario.faults.revoke_lost) {
+                self.report.revocations_lost += 1;
+                continue;
+            }
+            let at = self.relays[r].clock.at(self.now);
+            let random = self.rng.bytes16();
+            let node = &mut self.relays[r];
+            let closed = if self.scenario.relay_bug == RelayBug::IgnoresLease {
+                // Says yes, closes nothing.
+                *node.current.relay.incarnation()
+            } else {
+                node.current.revoke(random, at)
+            };
+            self.report.revocations += 1;
+            let delay = self.rng.between(1, 8);
+            self.schedule(
+                delay,
+                Event::RevokeAck {
+                    incarnation: closed,
+                    epoch,
+                },
+            );
+            let id = self.relays[r].current.id;
+            let _ = self.pump(r, id);
+        }
+    }
+
+    /// A generator's request reaches relay `r`: the instance a call
+    /// reaches (during a split, either) takes it.
+    fn relay_request(
+        &mut self,
+        r: usize,
+        slot: usize,
+        engine: u64,
+        ticket: Ticket,
+        request: GrantRequest,
+    ) -> Result<(), Violation> {
+        let to_stale = self.relays[r].stale.is_some() && self.rng.chance(500_000);
+        let node = &mut self.relays[r];
+        let inst = match node.stale.as_mut() {
+            Some(stale) if to_stale => stale,
+            _ => &mut node.current,
+        };
+        let id = inst.id;
+        self.next_handle += 1;
+        let handle = self.next_handle;
+        self.handles.insert(handle, (slot, engine, ticket));
+        let at = node.clock.at(self.now);
+        inst.request(handle, owner_of(slot), request, at);
+        self.pump(r, id)
+    }
+
+    /// The namespace object's answer reaches relay `r`'s instance `id`, if
+    /// it still runs.
+    fn relay_receives(
+        &mut self,
+        r: usize,
+        id: u64,
+        ticket: Ticket,
+        wire: Wire,
+    ) -> Result<(), Violation> {
+        let at = self.relays[r].clock.at(self.now);
+        let Some(inst) = self.relays[r].instance(id) else {
+            return Ok(());
+        };
+        inst.root_reply(ticket, &from_wire(&wire), at);
+        self.pump(r, id)
+    }
+
+    /// Carries out everything relay `r`'s instance `id` wants now: its
+    /// requests to the object (over the faulty network), its answers to
+    /// generators (checked first), its reports.
+    fn pump(&mut self, r: usize, id: u64) -> Result<(), Violation> {
+        let now = self.now;
+        let at = self.relays[r].clock.at(now);
+        let mut sends = Vec::new();
+        let mut answers = Vec::new();
+        let (incarnation, report) = {
+            let Some(inst) = self.relays[r].instance(id) else {
+                return Ok(());
+            };
+            while let Some(action) = inst.poll_root(at) {
+                if let Action::Send(out) = action {
+                    sends.push(out);
+                }
+            }
+            while let Some(a) = inst.poll_answer() {
+                answers.push(a);
+            }
+            (*inst.relay.incarnation(), inst.poll_report(at))
+        };
+        for out in sends {
+            self.report.requests += 1;
+            if self.rng.chance(self.scenario.faults.drop_request) {
+                self.report.dropped += 1;
+                continue;
+            }
+            let delay = self.rng.between(1, 8);
+            self.schedule(
+                delay,
+                Event::Request {
+                    slot: RELAY_SLOTS + r,
+                    engine: id,
+                    ticket: out.ticket,
+                    request: out.request,
+                },
+            );
+        }
+        for (handle, answer) in answers {
+            let Some((slot, engine, ticket)) = self.handles.remove(&handle) else {
+                continue;
+            };
+            let http = match answer {
+                RelayAnswer::Grant(reply) => {
+                    let to = (owner_of(slot), reply.grant.incarnation);
+                    // The relay incarnation whose grant it cut this from:
+                    // its current one (a revocation starts a new one).
+                    let relay = (relay_owner(r), incarnation);
+                    if reply.replayed {
+                        self.checker.sub_replayed(reply.grant.range, &to)?;
+                        self.report.sub_replays += 1;
+                    } else {
+                        let granted_at =
+                            self.checker.sub_granted(reply.grant.range, &to, &relay)?;
+                        self.report.sub_grants += 1;
+                        for &(act_at, acked_at) in &self.acked {
+                            if granted_at < act_at && acked_at <= now {
+                                return Err(Violation::StaleAfterAct {
+                                    range: reply.grant.range,
+                                    granted_at,
+                                    act_at,
+                                    acked_at,
+                                });
+                            }
+                        }
+                    }
+                    self.note(|| {
+                        format!("relay {r} hands {} to generator {slot}", reply.grant.range)
+                    });
+                    HttpAnswer::grant(&reply)
+                }
+                RelayAnswer::Refused(refusal) => {
+                    match refusal {
+                        Refusal::Exhausted { .. } => self.report.relay_exhausted += 1,
+                        Refusal::Frozen => self.report.relay_frozen += 1,
+                        _ => {}
+                    }
+                    HttpAnswer::refusal(&refusal)
+                }
+                _ => {
+                    self.report.relay_unavailable += 1;
+                    HttpAnswer::error(&ErrorReply::new(
+                        ErrorCode::Unavailable,
+                        "the relay has no range ready",
+                    ))
+                }
+            };
+            self.send_reply(slot, engine, ticket, (None, None), http, 0);
+        }
+        if let Some(batch) = report {
+            self.report.report_batches += 1;
+            self.report.reported += batch.grants.len() as u64;
+        }
+        Ok(())
+    }
+
     fn chaos(&mut self) -> Result<(), Violation> {
         let f = self.scenario.faults;
         let now = self.now;
@@ -1635,6 +2214,7 @@ impl World {
             self.object_unseen = true;
             let back = self.rng.between(1, 33) as usize;
             self.authority.restore(back);
+            self.root_restarted();
             // A grant the restore took back is no longer reserved: the
             // engine never had it, and may never ask for that id again.
             for (slot, g) in self.gens.iter().enumerate() {
@@ -1655,6 +2235,7 @@ impl World {
             self.parked.clear();
             self.raising = false;
             self.authority.restart();
+            self.root_restarted();
             self.down_until = now + self.rng.between(0, 30);
             let down = self.down_until;
             self.note(|| format!("authority crashes, loses uncommitted writes, back at {down} ms"));
@@ -1666,7 +2247,13 @@ impl World {
         {
             let thaw = self.rng.between(5, 60);
             self.note(|| format!("operator freezes the namespace for {thaw} ms"));
-            self.schedule(thaw, Event::Thaw);
+            if self.relays.is_empty() {
+                self.schedule(thaw, Event::Thaw);
+            } else {
+                // Acknowledged once no relay can serve a grant from before
+                // it; the operator thaws after that.
+                self.begin_act(Some(thaw), None);
+            }
         }
         if now >= self.proxy_blocked_until && self.rng.chance(f.proxy_block) {
             let (lo, hi) = self.scenario.bad_moment_ms;
@@ -1690,10 +2277,13 @@ impl World {
         }
         if self.rng.chance(f.floor) {
             let bump = self.rng.between(1, 200);
-            self.authority.admin(|s| {
+            let raised = self.authority.admin(|s| {
                 let floor = u64::try_from(s.next()).ok()?.checked_add(bump)?;
                 s.raise_floor(floor).ok()
             });
+            if raised && !self.relays.is_empty() {
+                self.begin_act(None, None);
+            }
         }
         Ok(())
     }
@@ -1713,7 +2303,10 @@ fn from_wire(wire: &Wire) -> Reply {
 
 /// The token `sub` of whatever runs in `slot` (a restart keeps its token).
 fn owner_of(slot: usize) -> Owner {
-    Owner::new(&format!("generator-{slot}"))
+    match relay_of(slot) {
+        Some(r) => relay_owner(r),
+        None => Owner::new(&format!("generator-{slot}")),
+    }
 }
 
 fn describe(reply: &Reply) -> String {

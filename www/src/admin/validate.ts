@@ -5,7 +5,9 @@ import { grouped, MAX_SAFE, MAX_U64, parseDecimal } from "../lib/decimal";
 
 export const DEFAULTS = { first: "1", max: MAX_SAFE.toString(), maxCount: "10000000" } as const;
 export const REASON_MAX = 1024;
-const NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+/** The namespace-name rule; core's `Namespace::PATTERN` is the source, and
+ *  tests/npm/one-source.test.mjs fails if this copy drifts from it. */
+export const NAMESPACE_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
 export type Problems<K extends string> = Partial<Record<K, string>>;
 export type Checked<T, K extends string> = { ok: T; warnings: Problems<K> } | { problems: Problems<K>; warnings: Problems<K> };
@@ -21,7 +23,7 @@ export function checkCreate(input: CreateInput): Checked<CreateNamespace, keyof 
   const problems: Problems<keyof CreateInput> = {};
   const warnings: Problems<keyof CreateInput> = {};
   const namespace = input.namespace.trim();
-  if (!NAME.test(namespace)) {
+  if (!NAMESPACE_RE.test(namespace)) {
     problems.namespace = "1 to 63 of a-z, 0-9, '.', '_' and '-', starting with a letter or digit.";
   }
   const first = parseDecimal(input.first);

@@ -1,131 +1,45 @@
-// The authority's JSON shapes (GET /v1/openapi.json is authoritative).
-// Every ID-valued field is a decimal string and stays one: arithmetic on
-// it goes through BigInt (lib/decimal.ts), never a JS number.
+// The authority's JSON shapes, as the page reads them. They are not written
+// here: schema.gen.ts is generated from the authority's OpenAPI document
+// (edge-authority/src/openapi.rs, the one source; www/scripts/api-types.mjs),
+// and this file only names its schemas and says where the page also reads
+// authorities from before a field existed (those fields are optional here).
+// Every ID-valued field is a decimal string and stays one: arithmetic on it
+// goes through BigInt (lib/decimal.ts), never a JS number.
+import type { components } from "./schema.gen";
+
+type Schemas = components["schemas"];
+/** `T` with the fields `K` optional: absent from older authorities. */
+type Older<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
 
 /** A non-negative integer written in decimal, possibly past 2^53. */
 export type Decimal = string;
 
-export type Role = "generator" | "reader" | "admin";
+export type Session = Schemas["Session"];
+export type Role = Session["role"];
 
-export interface Session {
-  sub: string;
-  role: Role;
-  /** Namespaces the token may use, or ["*"]. */
-  ns: string[];
-  /** Expiry, Unix seconds. */
-  exp: number;
-}
+export type Limits = Schemas["Limits"];
+export type SetLimits = Schemas["SetLimits"];
 
-export interface Rate {
-  ranges: number;
-  idsPerSecond: number;
-}
+/** A namespace's summary; fence, limits, ledger and refusals are absent from
+ * authorities before them. */
+export type Summary = Older<Schemas["Summary"], "fence" | "limits" | "ledger" | "refusals">;
+export type Rate = Summary["grantRate"]["lastHour"];
+export type Fence = Schemas["Summary"]["fence"];
+export type Ledger = Schemas["Summary"]["ledger"];
 
-export interface Fence {
-  mark: Decimal;
-  skipped: Decimal;
-  rollbacks: number;
-  witnessBehind: number;
-}
+/** nextAfter is absent from authorities that do not page yet: read as null. */
+export type NamespaceList = Omit<Older<Schemas["NamespaceList"], "nextAfter">, "namespaces"> & { namespaces: Summary[] };
 
-/** What callers may add (authorities from the limits on). */
-export interface Limits {
-  /** New grants per second one token sub may take. */
-  grantsPerSecond: number;
-  /** Rows the grant ledger may hold. */
-  ledgerRows: number;
-  /** Rows one token sub may hold. */
-  subLedgerRows: number;
-}
+/** A retained grant; sub is absent from authorities that did not record it. */
+export type Grant = Older<Schemas["GrantEntry"], "sub">;
+export type GrantList = Omit<Schemas["GrantList"], "grants"> & { grants: Grant[] };
+export type Lookup = Older<Schemas["Lookup"], "sub">;
 
-/** What the grant ledger holds. */
-export interface Ledger {
-  rows: number;
-  /** The namespace object's storage, where the runtime says. */
-  bytes: number | null;
-  topSubs: { sub: string | null; rows: number }[];
-}
+/** An audit entry; its action is kept open, as newer authorities add actions. */
+export type AuditEntry = Omit<Schemas["AuditEntry"], "action"> & { action: string };
+export type AuditList = Omit<Schemas["AuditList"], "audit"> & { audit: AuditEntry[] };
 
-export interface Summary {
-  namespace: string;
-  first: Decimal;
-  next: Decimal;
-  /** Inclusive. */
-  max: Decimal;
-  remaining: Decimal;
-  maxCount: number;
-  state: "active" | "frozen";
-  rangesGranted: number;
-  idsGranted: Decimal;
-  createdAt: string;
-  lastGrantAt: string | null;
-  grantRate: { lastMinute: Rate; lastHour: Rate };
-  exhaustion: { seconds: number; at: string | null } | null;
-  fence?: Fence;
-  limits?: Limits;
-  ledger?: Ledger;
-}
+export type Rates = Schemas["Rates"];
+export type RateWindow = Rates["window"];
 
-export interface NamespaceList {
-  namespaces: Summary[];
-  /** Absent from authorities that do not page yet: read as null. */
-  nextAfter?: string | null;
-}
-
-export interface Grant {
-  start: Decimal;
-  /** Exclusive. */
-  end: Decimal;
-  count: number;
-  incarnation: string;
-  requestId: string;
-  at: string;
-  /** Who took it (the token's sub), on authorities that record it. */
-  sub?: string | null;
-  /** Present for a grant kept in a span: committed between `at` and `span.lastAt`. */
-  span?: { firstRequestId: string; grants: number; lastAt: string };
-}
-
-export interface GrantList {
-  grants: Grant[];
-  nextBefore: string | null;
-}
-
-export interface Lookup extends Grant {
-  namespace: string;
-  id: Decimal;
-}
-
-export interface AuditEntry {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  before: Record<string, unknown> | null;
-  after: Record<string, unknown> | null;
-  reason: string | null;
-}
-
-export interface AuditList {
-  audit: AuditEntry[];
-  nextBefore: string | null;
-}
-
-export type RateWindow = "1h" | "24h";
-
-export interface Rates {
-  namespace: string;
-  window: RateWindow;
-  bucketSeconds: number;
-  from: string;
-  to: string;
-  /** Sparse: only buckets with grants. */
-  buckets: { minute: string; ranges: number; ids: Decimal }[];
-}
-
-export interface CreateNamespace {
-  namespace: string;
-  first?: Decimal;
-  max?: Decimal;
-  maxCount?: number;
-}
+export type CreateNamespace = Schemas["CreateNamespace"];

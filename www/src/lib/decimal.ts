@@ -16,21 +16,8 @@ export function grouped(value: bigint | string): string {
   return String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
-/**
- * `part` of `whole` as a percentage with three decimals, rounded down so
- * it never overstates; "< 0.001 %" for a share that is small but not zero,
- * and "> 99.999 %" for one short of all.
- */
-export function percent(part: bigint, whole: bigint): string {
-  if (whole <= 0n || part <= 0n) return "0 %";
-  if (part >= whole) return "100 %";
-  const thousandths = (part * 100_000n) / whole;
-  if (thousandths === 0n) return "< 0.001 %";
-  if (thousandths === 99_999n && (part * 100_000n) % whole !== 0n) return "> 99.999 %";
-  const units = thousandths / 1000n;
-  const frac = (thousandths % 1000n).toString().padStart(3, "0");
-  return `${units}.${frac} %`;
-}
+// Shares are formatted by the module the CLI uses too (one rule for both).
+export { percent } from "../../../npm/bin/format.mjs";
 
 /** `part / whole` in [0, 1] for drawing; exact to one part in a million. */
 export function fraction(part: bigint, whole: bigint): number {

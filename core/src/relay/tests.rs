@@ -1,0 +1,372 @@
+use super::*;
+use crate::code::ErrorCode;
+use crate::lease::Outgoing;
+use crate::names::RequestId;
+use crate::range::Range;
+use crate::reply::{Message, Refused, ReplyCode};
+use std::vec::Vec;
+
+fn ns() -> Namespace {
+    Namespace::new("orders").unwrap()
+}
+
+fn config() -> RelayConfig {
+    let mut c = RelayConfig::new(ns());
+    c.upstream.min_range_size = 100;
+    c.upstream.max_outstanding = 1;
+    c.terms = RelayTerms::new(1_000).unwrap();
+    c.park_ms = 50;
+    c
+}
+
+fn at(ms: u64) -> Instant {
+    Instant::from_ms(ms)
+}
+
+fn relay(c: RelayConfig) -> Relay {
+    Relay::new(c, [1; 16], at(0)).unwrap()
+}
+
+fn gen_req(inc: &str, id: &str, count: u64) -> GrantRequest {
+    GrantRequest {
+        namespace: ns(),
+        incarnation: Incarnation::new(inc).unwrap(),
+        request_id: RequestId::new(id).unwrap(),
+        count,
+    }
+}
+
+fn sub(s: &str) -> Owner {
+    Owner::new(s)
+}
+
+/// The relay's next attempt to the root at `now`.
+fn to_root(r: &mut Relay, now: u64) -> Option<Outgoing> {
+    loop {
+        if let Action::Send(out) = r.poll_root(at(now))? {
+            return Some(out);
+        }
+    }
+}
+
+fn root_grants(
+    r: &mut Relay,
+    out: &Outgoing,
+    start: u64,
+    remaining: Option<u64>,
+    now: u64,
+) -> Handled {
+    let reply = Reply::Grant(GrantReply {
+        grant: Grant {
+            namespace: out.request.namespace,
+            incarnation: out.request.incarnation,
+            request_id: out.request.request_id,
+            range: Range::with_count(start, out.request.count).unwrap(),
+        },
+        replayed: false,
+        capacity: Capacity {
+            max_count: Some(1_000),
+            remaining,
+        },
+    });
+    r.handle_root_reply(out.ticket, &reply, at(now))
+}
+
+fn refused(code: ErrorCode, remaining: Option<u64>, max_count: Option<u64>) -> Reply {
+    Reply::Refused(Refused {
+        code: ReplyCode::Known(code),
+        status: code.http_status(),
+        message: Message::new("m"),
+        remaining,
+        max_count,
+        retry_after_ms: None,
+    })
+}
+
+fn answers(r: &mut Relay) -> Vec<(u64, Answer)> {
+    core::iter::from_fn(|| r.poll_answer()).collect()
+}
+
+fn range_of(a: &Answer) -> Range {
+    match a {
+        Answer::Grant(g) => g.grant.range,
+        other => panic!("expected a grant, got {other:?}"),
+    }
+}
+
+#[test]
+fn sub_ranges_lie_inside_the_root_grant_and_replay_exactly() {
+    let mut r = relay(config());
+    r.handle_request(1, sub("a"), gen_req("g1", "r1", 10), at(0));
+    assert!(answers(&mut r).is_empty(), "parked until a root grant");
+    let out = to_root(&mut r, 0).unwrap();
+    assert_eq!(out.request.incarnation, *r.incarnation());
+    assert!(out.request.count >= 100);
+    assert_eq!(
+        root_grants(&mut r, &out, 5_000, Some(1_000_000), 3),
+        Handled::Installed
+    );
+    let first = answers(&mut r);
+    assert_eq!(first.len(), 1);
+    let g = range_of(&first[0].1);
+    assert_eq!((first[0].0, g.start(), g.count()), (1, 5_000, 10));
+    // The same request again: the same range, replayed.
+    r.handle_request(2, sub("a"), gen_req("g1", "r1", 10), at(4));
+    let again = answers(&mut r);
+    assert_eq!(range_of(&again[0].1), g);
+    assert!(matches!(
+        again[0].1,
+        Answer::Grant(GrantReply { replayed: true, .. })
+    ));
+    // Another count under the same id is a conflict; another sub's same
+    // key is another request.
+    r.handle_request(3, sub("a"), gen_req("g1", "r1", 9), at(4));
+    assert_eq!(answers(&mut r)[0].1, Answer::Refused(Refusal::Conflict));
+    r.handle_request(4, sub("b"), gen_req("g1", "r1", 10), at(4));
+    let theirs = range_of(&answers(&mut r)[0].1);
+    assert_eq!(theirs.start(), 5_010);
+    let s = r.stats();
+    assert_eq!((s.sub_grants, s.replays, s.conflicts), (2, 1, 1));
+    // Reported in a batch once the interval passes.
+    assert_eq!(r.poll_report(at(5)), None);
+    let batch = r.poll_report(at(2_003)).unwrap();
+    assert_eq!(batch.grants.len(), 2);
+    assert_eq!(batch.grants[0].relay, *r.incarnation());
+    assert_eq!(batch.grants[1].grant.range, theirs);
+}
+
+#[test]
+fn the_replay_memory_is_bounded_and_then_a_retry_gets_a_new_range() {
+    let mut c = config();
+    c.replay_entries = 2;
+    let mut r = relay(c);
+    r.handle_request(1, sub("a"), gen_req("g", "r1", 5), at(0));
+    let out = to_root(&mut r, 0).unwrap();
+    root_grants(&mut r, &out, 100, None, 1);
+    let g1 = range_of(&answers(&mut r)[0].1);
+    for id in ["r2", "r3"] {
+        r.handle_request(2, sub("a"), gen_req("g", id, 5), at(2));
+    }
+    answers(&mut r);
+    r.handle_request(3, sub("a"), gen_req("g", "r1", 5), at(3));
+    let later = range_of(&answers(&mut r)[0].1);
+    assert_ne!(later, g1, "forgotten: a new range, never the old one again");
+    assert!(!later.overlaps(&g1));
+    assert_eq!(r.stats().forgotten, 2);
+}
+
+#[test]
+fn counts_are_bounded_by_max_count_learned_from_the_root() {
+    let mut r = relay(config());
+    r.handle_request(1, sub("a"), gen_req("g", "r1", 5_000), at(0));
+    let out = to_root(&mut r, 0).unwrap();
+    assert!(out.request.count >= 5_000, "sized to hold the request");
+    r.handle_root_reply(
+        out.ticket,
+        &refused(ErrorCode::InvalidRequest, None, Some(1_000)),
+        at(2),
+    );
+    assert_eq!(
+        answers(&mut r),
+        [(1, Answer::Refused(Refusal::BadCount { max_count: 1_000 }))]
+    );
+    r.handle_request(2, sub("a"), gen_req("g", "r2", 0), at(3));
+    assert_eq!(
+        answers(&mut r)[0].1,
+        Answer::Refused(Refusal::BadCount { max_count: 1_000 })
+    );
+}
+
+#[test]
+fn only_dry_is_unavailable_and_exhausted_says_what_it_can_still_grant() {
+    let mut r = relay(config());
+    r.handle_request(1, sub("a"), gen_req("g", "r1", 10), at(0));
+    let out = to_root(&mut r, 0).unwrap();
+    assert_eq!(out.request.count, 100);
+    // No answer from the root: the request waits park_ms, then unavailable.
+    r.tick(at(49));
+    assert!(answers(&mut r).is_empty());
+    r.tick(at(50));
+    assert_eq!(answers(&mut r), [(1, Answer::Unavailable)]);
+    // The root grants 100, then says it is exhausted.
+    root_grants(&mut r, &out, 1, Some(0), 51);
+    r.handle_request(2, sub("a"), gen_req("g", "r2", 95), at(52));
+    assert_eq!(range_of(&answers(&mut r)[0].1).count(), 95);
+    r.handle_request(3, sub("a"), gen_req("g", "r3", 10), at(53));
+    let out = to_root(&mut r, 53).unwrap();
+    r.handle_root_reply(
+        out.ticket,
+        &refused(ErrorCode::NamespaceExhausted, Some(0), None),
+        at(54),
+    );
+    // 5 held in one piece: exhausted, with what one request can still get.
+    assert_eq!(
+        answers(&mut r),
+        [(3, Answer::Refused(Refusal::Exhausted { remaining: 5 }))]
+    );
+    r.handle_request(4, sub("a"), gen_req("g", "r4", 5), at(55));
+    assert_eq!(range_of(&answers(&mut r)[0].1).count(), 5);
+    r.handle_request(5, sub("a"), gen_req("g", "r5", 1), at(56));
+    assert_eq!(
+        answers(&mut r),
+        [(5, Answer::Refused(Refusal::Exhausted { remaining: 0 }))]
+    );
+}
+
+#[test]
+fn a_frozen_root_is_passed_on_once_what_is_held_is_gone() {
+    let mut r = relay(config());
+    r.handle_request(1, sub("a"), gen_req("g", "r1", 10), at(0));
+    let out = to_root(&mut r, 0).unwrap();
+    r.handle_root_reply(
+        out.ticket,
+        &refused(ErrorCode::NamespaceFrozen, None, None),
+        at(1),
+    );
+    assert_eq!(answers(&mut r), [(1, Answer::Refused(Refusal::Frozen))]);
+}
+
+#[test]
+fn nothing_is_served_from_a_root_grant_past_its_lease() {
+    let c = config();
+    let serve = c.terms.serve_ms();
+    let mut r = relay(c);
+    r.handle_request(1, sub("a"), gen_req("g", "r1", 10), at(0));
+    let out = to_root(&mut r, 0).unwrap();
+    root_grants(&mut r, &out, 1, None, 10);
+    assert_eq!(range_of(&answers(&mut r)[0].1).start(), 1);
+    r.handle_request(2, sub("a"), gen_req("g", "r2", 10), at(serve - 1));
+    assert_eq!(range_of(&answers(&mut r)[0].1).start(), 11);
+    // At serve_ms after the request was first sent, the rest is gone.
+    r.handle_request(3, sub("a"), gen_req("g", "r3", 10), at(serve));
+    assert!(answers(&mut r).is_empty(), "parked: nothing held");
+    assert_eq!(r.stats().abandoned, 80);
+    // A grant that arrives after its lease ran out is not installed.
+    let out = to_root(&mut r, serve).unwrap();
+    assert_eq!(
+        root_grants(&mut r, &out, 500, None, 2 * serve),
+        Handled::Expired
+    );
+    assert!(answers(&mut r)
+        .iter()
+        .all(|(_, a)| *a == Answer::Unavailable));
+    assert_eq!(r.next_deadline().map(|d| d > at(2 * serve)), Some(true));
+}
+
+#[test]
+fn a_revocation_closes_the_incarnation_and_a_late_grant_never_installs() {
+    let mut r = relay(config());
+    r.handle_request(1, sub("a"), gen_req("g", "r1", 10), at(0));
+    let out = to_root(&mut r, 0).unwrap();
+    root_grants(&mut r, &out, 1, None, 1);
+    answers(&mut r);
+    r.handle_request(2, sub("a"), gen_req("g", "r2", 10), at(2));
+    answers(&mut r);
+    // A request in flight when the revocation comes.
+    r.handle_request(3, sub("a"), gen_req("g", "r3", 200), at(3));
+    let in_flight = to_root(&mut r, 3).unwrap();
+    let old = *r.incarnation();
+    assert_eq!(r.handle_revoke([2; 16], at(4)), old);
+    assert_ne!(*r.incarnation(), old);
+    assert_eq!(r.stats().abandoned, 80);
+    assert_eq!(
+        root_grants(&mut r, &in_flight, 1_000, None, 5),
+        Handled::NotOurs(crate::lease::GrantRefusal::WrongIncarnation)
+    );
+    assert!(answers(&mut r).is_empty());
+    // The waiting request is served under the new incarnation.
+    let fresh = to_root(&mut r, 5).unwrap();
+    assert_eq!(fresh.request.incarnation, *r.incarnation());
+    root_grants(&mut r, &fresh, 2_000, None, 6);
+    assert_eq!(range_of(&answers(&mut r)[0].1).start(), 2_000);
+    // A retry of a request handed out before the revocation still replays.
+    r.handle_request(4, sub("a"), gen_req("g", "r2", 10), at(7));
+    assert_eq!(range_of(&answers(&mut r)[0].1).start(), 11);
+}
+
+#[test]
+fn the_gate_waits_for_every_relay_it_knows_and_for_a_lease_past_its_start() {
+    let terms = RelayTerms::new(1_000).unwrap();
+    let wait = terms.wait_ms();
+    let (a, b) = (
+        Incarnation::new("relay-a").unwrap(),
+        Incarnation::new("relay-b").unwrap(),
+    );
+    let mut gate = RelayGate::new(terms, at(100));
+    // Right after a start (a restore may have forgotten relays): wait.
+    let mut act = gate.begin(at(150));
+    assert_eq!(
+        gate.check(&mut act, at(150)),
+        ActStatus::Wait {
+            until: at(100 + wait),
+            waiting_for: 0
+        }
+    );
+    assert_eq!(gate.check(&mut act, at(100 + wait)), ActStatus::Acknowledge);
+    gate.granted(a, at(5_000));
+    gate.granted(b, at(5_500));
+    let mut act = gate.begin(at(6_000));
+    assert_eq!(act.pending().count(), 2);
+    // A grant after the act does not hold it up (for a floor it is above
+    // the floor; a freeze grants none).
+    gate.granted(a, at(6_001));
+    assert!(matches!(
+        gate.check(&mut act, at(6_000)),
+        ActStatus::Wait { waiting_for: 2, .. }
+    ));
+    // b acknowledges a revocation; a cannot be reached and is waited out.
+    gate.revoked(b);
+    assert!(gate.is_revoked(&b));
+    assert_eq!(
+        gate.check(&mut act, at(6_000)),
+        ActStatus::Wait {
+            until: at(5_000 + wait),
+            waiting_for: 1
+        }
+    );
+    assert_eq!(gate.live(at(6_000)).collect::<Vec<_>>(), [&a]);
+    assert_eq!(
+        gate.check(&mut act, at(5_000 + wait)),
+        ActStatus::Acknowledge
+    );
+    gate.prune(at(6_001 + wait));
+    assert!(gate.is_empty());
+}
+
+#[test]
+fn the_object_admits_relay_requests_only_while_relays_are_on_and_unrevoked() {
+    let mut gate = RelayGate::new(RelayTerms::DEFAULT, at(0));
+    let a = Incarnation::new("relay-a").unwrap();
+    assert_eq!(gate.admit(true, &a), Ok(()));
+    assert_eq!(gate.admit(false, &a), Err(RelayRefusal::RelaysOff));
+    gate.revoked(a);
+    assert_eq!(gate.admit(true, &a), Err(RelayRefusal::Revoked));
+    assert_eq!(RelayRefusal::Revoked.code(), ErrorCode::Forbidden);
+    // For the relay, forbidden is final: it stops, and answers unavailable.
+    let mut r = relay(config());
+    r.handle_request(1, sub("a"), gen_req("g", "r1", 10), at(0));
+    let out = to_root(&mut r, 0).unwrap();
+    r.handle_root_reply(
+        out.ticket,
+        &refused(ErrorCode::Forbidden, None, None),
+        at(1),
+    );
+    assert!(r.stopped());
+    assert_eq!(answers(&mut r), [(1, Answer::Unavailable)]);
+}
+
+#[test]
+fn a_bad_park_time_is_refused() {
+    let mut c = config();
+    c.park_ms = 0;
+    assert_eq!(
+        Relay::new(c, [0; 16], at(0)).err(),
+        Some(RelayConfigError::ParkMs)
+    );
+    let mut c = config();
+    c.upstream.min_range_size = 0;
+    assert!(matches!(
+        Relay::new(c, [0; 16], at(0)),
+        Err(RelayConfigError::Upstream(_))
+    ));
+}
