@@ -353,6 +353,20 @@ fn plan_route(
                 },
             )
         }
+        Route::Relays(seg) => {
+            let namespace = api::path_namespace(&seg)?;
+            require(&claims, Access::Admin(&namespace))?;
+            let (relays, reason) = api::relays(body(incoming)?)?;
+            object(
+                namespace,
+                ObjectRequest::SetRelays {
+                    namespace,
+                    relays,
+                    reason,
+                    actor: claims.sub.clone(),
+                },
+            )
+        }
         Route::Freeze(ref seg) | Route::Unfreeze(ref seg) => {
             let frozen = matches!(r, Route::Freeze(_));
             let seg = seg.clone();

@@ -32,7 +32,7 @@ use rangeid_core::wire::{DecBound, DecU64};
 use rangeid_core::{GrantRequest, Namespace};
 use serde::{Deserialize, Serialize};
 
-use crate::api::LimitsChange;
+use crate::api::{LimitsChange, RelaysSetting};
 use crate::shared::refusals::Counted;
 use crate::shared::response::{ApiError, HttpReply};
 use crate::shared::summary::{summarize, LedgerJson, SubRows, Summary, MINUTE_MS};
@@ -45,6 +45,7 @@ pub mod grant;
 pub mod ledger;
 pub mod raise;
 pub mod registry;
+pub mod relays;
 pub mod schedule;
 pub mod serve;
 pub mod spans;
@@ -159,6 +160,17 @@ pub enum ObjectRequest {
         /// The token's `sub`.
         actor: String,
     },
+    /// Turn relays on or off.
+    SetRelays {
+        /// The namespace.
+        namespace: Namespace,
+        /// The new setting.
+        relays: RelaysSetting,
+        /// Why, for the audit log.
+        reason: String,
+        /// The token's `sub`.
+        actor: String,
+    },
     /// List audit entries, newest first.
     Audit {
         /// The namespace.
@@ -196,7 +208,8 @@ impl ObjectRequest {
             | ObjectRequest::SetFrozen { .. }
             | ObjectRequest::Export { .. }
             | ObjectRequest::Import { .. }
-            | ObjectRequest::SetLimits { .. } => true,
+            | ObjectRequest::SetLimits { .. }
+            | ObjectRequest::SetRelays { .. } => true,
             ObjectRequest::Grant { .. }
             | ObjectRequest::Summary { .. }
             | ObjectRequest::Grants { .. }
@@ -226,6 +239,7 @@ impl ObjectRequest {
             | ObjectRequest::Export { namespace, .. }
             | ObjectRequest::Import { namespace, .. }
             | ObjectRequest::SetLimits { namespace, .. }
+            | ObjectRequest::SetRelays { namespace, .. }
             | ObjectRequest::Audit { namespace, .. } => namespace,
         }
     }
@@ -329,7 +343,9 @@ pub(crate) fn summary_of(
         bytes: sql.size_bytes(),
         top_subs,
     };
-    Ok(summarize(row, &minutes, (refusals, limits, ledger), now))
+    let mut summary = summarize(row, &minutes, (refusals, limits, ledger), now);
+    summary.relays = relays::stored(sql).map_err(unavailable)?.setting();
+    Ok(summary)
 }
 
 /// Handles one request for the namespace object at `now` (ms). `waiting`
@@ -379,6 +395,12 @@ pub fn handle(sql: &impl Sql, request: &ObjectRequest, waiting: u64, now: i64) -
             change,
             actor,
         } => admin::set_limits(sql, namespace, *change, actor, now),
+        ObjectRequest::SetRelays {
+            namespace,
+            relays,
+            reason,
+            actor,
+        } => admin::set_relays(sql, namespace, *relays, reason, actor, now),
         ObjectRequest::Audit {
             namespace,
             limit,
