@@ -344,7 +344,7 @@ fn schemas() -> Value {
                 "nextBefore": {"type": ["string", "null"], "pattern": DECIMAL}}},
         "Session": {"type": "object", "required": ["sub", "role", "ns", "exp"], "additionalProperties": false,
             "properties": {"sub": {"type": "string"},
-                "role": {"type": "string", "enum": ["generator", "reader", "admin"]},
+                "role": {"type": "string", "enum": crate::front::token::Role::ALL.map(|r| r.as_str())},
                 "ns": {"type": "array", "items": {"type": "string"}, "description": "names, or [\"*\"] for all"},
                 "exp": {"type": "integer", "description": "expiry, seconds since the epoch"}}},
         "Rates": {"type": "object", "required": ["namespace", "window", "bucketSeconds", "from", "to", "buckets"],

@@ -66,6 +66,10 @@ pub enum ObjectRequest {
         request: GrantRequest,
         /// The token's `sub`: a replay is answered only to it.
         owner: String,
+        /// Whether the token is a relay's: decided only while relays are
+        /// on ([`relays::RelayDesk::admit`]), and recorded when granted.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        relay: bool,
     },
     /// Create the namespace (idempotent for the same configuration).
     #[serde(rename_all = "camelCase")]
@@ -353,7 +357,7 @@ pub(crate) fn summary_of(
 /// in all (see [`grant::grant`]).
 pub fn handle(sql: &impl Sql, request: &ObjectRequest, waiting: u64, now: i64) -> Step {
     let result = match request {
-        ObjectRequest::Grant { request, owner } => {
+        ObjectRequest::Grant { request, owner, .. } => {
             return grant::grant(sql, request, owner, waiting, now)
         }
         ObjectRequest::Create {

@@ -38,6 +38,7 @@ use rangeid_core::time::Instant;
 use rangeid_core::ErrorCode;
 
 use super::store::{opt_text, Sql, StoreError, Value};
+use super::ObjectRequest;
 use crate::api::RelaysSetting;
 use crate::shared::response::ApiError;
 
@@ -190,6 +191,58 @@ impl RelayDesk {
             ActStatus::Wait { until, .. } => Some(until.as_ms().saturating_sub(now.as_ms()).max(1)),
             // A status this version does not know: wait a whole lease more.
             _ => Some(self.gate.terms().wait_ms()),
+        }
+    }
+
+    /// Before `request` is served: a relay's range request is refused
+    /// (`403 forbidden`) while relays are off or once its incarnation was
+    /// revoked; everything else passes. Storage that cannot be read
+    /// refuses it (`503`), never admits it.
+    pub fn screen(&self, sql: &impl Sql, request: &ObjectRequest) -> Result<(), ApiError> {
+        let ObjectRequest::Grant {
+            request,
+            relay: true,
+            ..
+        } = request
+        else {
+            return Ok(());
+        };
+        let stored = stored(sql).map_err(super::unavailable)?;
+        self.admit(stored, &request.incarnation)
+    }
+
+    /// Right after `request` was answered `status` at `now`, with no await
+    /// between: a grant to a relay (new or replayed) is recorded; a
+    /// freeze, floor, export or relays turned off that succeeded answers
+    /// the act to wait for before replying, if any. Storage that cannot
+    /// be read counts as relays on (wait, never skip the wait).
+    pub fn answered(
+        &mut self,
+        sql: &impl Sql,
+        request: &ObjectRequest,
+        status: u16,
+        now: i64,
+    ) -> Option<AdminAct> {
+        if status != 200 {
+            return None;
+        }
+        match request {
+            ObjectRequest::Grant {
+                request,
+                relay: true,
+                ..
+            } => {
+                self.granted(request.incarnation, now);
+                None
+            }
+            ObjectRequest::Floor { .. }
+            | ObjectRequest::SetFrozen { frozen: true, .. }
+            | ObjectRequest::Export { .. }
+            | ObjectRequest::SetRelays {
+                relays: RelaysSetting::Off,
+                ..
+            } => self.begin(stored(sql).unwrap_or(Stored::On), now),
+            _ => None,
         }
     }
 
@@ -363,6 +416,139 @@ mod tests {
             },
         );
         assert_eq!(status, 404);
+    }
+
+    /// The namespace object's requests as the driver serves them: screened,
+    /// handled, then answered to the desk, all at `now`.
+    fn serve(
+        d: &mut RelayDesk,
+        db: &crate::object::store::mem::MemSql,
+        r: &ObjectRequest,
+        now: i64,
+    ) -> (u16, Option<AdminAct>) {
+        if let Err(e) = d.screen(db, r) {
+            return (e.reply().status, None);
+        }
+        let status = crate::object::tests::run(db, r, now).reply.status;
+        (status, d.answered(db, r, status, now))
+    }
+
+    fn relay_grant(inc: &str, id: &str) -> ObjectRequest {
+        match crate::object::tests::grant_as("relay-eu", "orders", inc, id, 10) {
+            ObjectRequest::Grant { request, owner, .. } => ObjectRequest::Grant {
+                request,
+                owner,
+                relay: true,
+            },
+            _ => unreachable!(),
+        }
+    }
+
+    fn set_relays(to: RelaysSetting) -> ObjectRequest {
+        ObjectRequest::SetRelays {
+            namespace: crate::object::tests::ns("orders"),
+            relays: to,
+            reason: "r".into(),
+            actor: "ops".into(),
+        }
+    }
+
+    fn freeze() -> ObjectRequest {
+        ObjectRequest::SetFrozen {
+            namespace: crate::object::tests::ns("orders"),
+            frozen: true,
+            reason: "r".into(),
+            actor: "ops".into(),
+        }
+    }
+
+    const INC: &str = "0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn the_object_refuses_a_relay_while_relays_are_off_and_waits_out_its_grants() {
+        use crate::object::tests::{create_req, db, grant_req, T0};
+        let wait = RelayTerms::new(LEASE).unwrap().wait_ms() as i64;
+        let db = db();
+        let mut d = desk(T0);
+        serve(&mut d, &db, &create_req("orders", 1, 1_000_000, 100), T0);
+        // Relays never on: a relay's request is refused, nothing written; a
+        // generator's is served; a freeze is answered at once.
+        assert_eq!(serve(&mut d, &db, &relay_grant(INC, "r1"), T0).0, 403);
+        assert_eq!(
+            serve(&mut d, &db, &grant_req("orders", INC, "r1", 5), T0).0,
+            200
+        );
+        let (status, act) = serve(&mut d, &db, &freeze(), T0);
+        assert_eq!((status, act), (200, None));
+        // Relays on: the relay is served and recorded.
+        let t = T0 + 5 * wait;
+        assert_eq!(
+            serve(&mut d, &db, &set_relays(RelaysSetting::On), t).1,
+            None
+        );
+        let unfrozen = crate::object::tests::run(
+            &db,
+            &ObjectRequest::SetFrozen {
+                namespace: crate::object::tests::ns("orders"),
+                frozen: false,
+                reason: "r".into(),
+                actor: "ops".into(),
+            },
+            t,
+        );
+        assert_eq!(unfrozen.reply.status, 200);
+        assert_eq!(serve(&mut d, &db, &relay_grant(INC, "r1"), t).0, 200);
+        // A freeze now waits the relay's lease out, from its grant.
+        let (status, act) = serve(&mut d, &db, &freeze(), t + 10);
+        assert_eq!(status, 200);
+        let act = act.expect("a relay holds a grant");
+        assert_eq!(acknowledged_at(&mut d, act, t + 10), t + wait);
+        // Relays off: answered once the relay's lease ran out (a replay of
+        // its grant just before is waited out too); then it is refused.
+        let t2 = t + 2 * wait;
+        let replay = serve(&mut d, &db, &relay_grant(INC, "r1"), t2);
+        assert_eq!(replay.0, 200, "a frozen namespace still replays");
+        let (status, act) = serve(&mut d, &db, &set_relays(RelaysSetting::Off), t2 + 5);
+        assert_eq!(status, 200);
+        assert_eq!(acknowledged_at(&mut d, act.unwrap(), t2 + 5), t2 + wait);
+        assert_eq!(
+            serve(&mut d, &db, &relay_grant(INC, "r1"), t2 + wait).0,
+            403
+        );
+    }
+
+    #[test]
+    fn after_a_restart_an_act_waits_a_lease_once_relays_were_on() {
+        use crate::object::tests::{create_req, db, T0};
+        let wait = RelayTerms::new(LEASE).unwrap().wait_ms() as i64;
+        let db = db();
+        let mut d = desk(T0);
+        serve(&mut d, &db, &create_req("orders", 1, 1_000_000, 100), T0);
+        serve(&mut d, &db, &set_relays(RelaysSetting::On), T0);
+        serve(&mut d, &db, &set_relays(RelaysSetting::Off), T0 + 2 * wait);
+        // A new run of the object: its desk is new and empty, but relays
+        // were on, so a floor waits a lease after the start.
+        let start = T0 + 10 * wait;
+        let mut d = desk(start);
+        let floor = ObjectRequest::Floor {
+            namespace: crate::object::tests::ns("orders"),
+            floor: rangeid_core::wire::DecU64(500),
+            actor: "ops".into(),
+        };
+        let (status, act) = serve(&mut d, &db, &floor, start + 1);
+        assert_eq!(status, 200);
+        assert_eq!(
+            acknowledged_at(&mut d, act.unwrap(), start + 1),
+            start + wait
+        );
+        // A refused act (a floor below next) waits for nothing.
+        let below = ObjectRequest::Floor {
+            namespace: crate::object::tests::ns("orders"),
+            floor: rangeid_core::wire::DecU64(100),
+            actor: "ops".into(),
+        };
+        let (status, act) = serve(&mut d, &db, &below, start + 2);
+        assert_eq!((status, act), (409, None));
     }
 
     #[test]

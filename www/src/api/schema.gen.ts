@@ -2042,7 +2042,7 @@ export interface components {
             /** @description names, or ["*"] for all */
             ns: string[];
             /** @enum {string} */
-            role: "generator" | "reader" | "admin";
+            role: "generator" | "reader" | "admin" | "relay";
             sub: string;
         };
         /** @description the limits to change: a number sets one, null puts it back to the default, an absent one is kept */
