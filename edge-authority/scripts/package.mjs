@@ -84,7 +84,7 @@ export function packageCapnp(text, src) {
 # Settings come from the environment; set each (empty for the default):
 # RANGEID_SIGNING_KEYS (required: a JSON map kid -> key), RANGEID_CORS_ORIGINS,
 # RANGEID_GRANT_RETENTION_SECONDS, RANGEID_TOKEN_AUDIENCE,
-# RANGEID_CHECK_SECONDS. One machine, no
+# RANGEID_CHECK_SECONDS, RANGEID_RELAY_LEASE_MS. One machine, no
 # replication: back up the state folder (stop workerd, or copy every
 # *.sqlite with its -wal and -shm together).
 

@@ -135,6 +135,41 @@ fn valid_reason(reason: String) -> Result<String, ApiError> {
     Ok(reason)
 }
 
+/// The namespace's relay setting (docs/relays.md): `off` (the default) or
+/// `on`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RelaysSetting {
+    /// Relays may take ranges for the namespace's generators.
+    On,
+    /// Only generators take ranges; a relay's request is refused.
+    Off,
+}
+
+impl RelaysSetting {
+    /// Its text: `on` or `off`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RelaysSetting::On => "on",
+            RelaysSetting::Off => "off",
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RelaysFields {
+    relays: RelaysSetting,
+    reason: String,
+}
+
+/// Parses `{relays: "on" | "off", reason}` (the reason as [`reason`]
+/// checks it).
+pub fn relays(body: &[u8]) -> Result<(RelaysSetting, String), ApiError> {
+    let f: RelaysFields = parse_json(body)?;
+    Ok((f.relays, valid_reason(f.reason)?))
+}
+
 /// Parses an import's body for the namespace `ns` of the path: the
 /// document read ([`crate::object::transfer::read`]) and checked as core
 /// checks it, so a refused document is never forwarded.
@@ -363,6 +398,28 @@ pub fn lookup_id(query: &str) -> Result<u64, ApiError> {
 mod tests {
     use super::*;
     use std::fmt;
+
+    #[test]
+    fn relays_take_on_or_off_and_a_reason() {
+        assert_eq!(
+            relays(br#"{"relays":"on","reason":"edge"}"#).unwrap(),
+            (RelaysSetting::On, "edge".into())
+        );
+        assert_eq!(
+            relays(br#"{"relays":"off","reason":"x"}"#).unwrap().0,
+            RelaysSetting::Off
+        );
+        for bad in [
+            &br#"{"relays":"on"}"#[..],
+            br#"{"relays":true,"reason":"x"}"#,
+            br#"{"relays":"ON","reason":"x"}"#,
+            br#"{"relays":"on","reason":" "}"#,
+            br#"{"relays":"on","reason":"x","lease":1}"#,
+        ] {
+            let e = relays(bad).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidRequest, "{bad:?}");
+        }
+    }
 
     fn code(r: Result<impl fmt::Debug, ApiError>) -> ErrorCode {
         match r {

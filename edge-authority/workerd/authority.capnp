@@ -10,7 +10,8 @@
 #
 # Settings come from the environment: RANGEID_SIGNING_KEYS (required: a
 # JSON map kid -> key), RANGEID_CORS_ORIGINS, RANGEID_GRANT_RETENTION_SECONDS,
-# RANGEID_TOKEN_AUDIENCE, RANGEID_CHECK_SECONDS; unset ones take the defaults.
+# RANGEID_TOKEN_AUDIENCE, RANGEID_CHECK_SECONDS, RANGEID_RELAY_LEASE_MS; unset
+# ones take the defaults.
 # Nothing else is read: the test suite's switches exist only in a separate
 # test build, with its own generated configuration
 # (edge-authority/scripts/test-switches.mjs).
@@ -44,6 +45,7 @@ const authority :Workerd.Worker = (
     (name = "RANGEID_GRANT_RETENTION_SECONDS", fromEnvironment = "RANGEID_GRANT_RETENTION_SECONDS"),
     (name = "RANGEID_TOKEN_AUDIENCE", fromEnvironment = "RANGEID_TOKEN_AUDIENCE"),
     (name = "RANGEID_CHECK_SECONDS", fromEnvironment = "RANGEID_CHECK_SECONDS"),
+    (name = "RANGEID_RELAY_LEASE_MS", fromEnvironment = "RANGEID_RELAY_LEASE_MS"),
   ],
   durableObjectNamespaces = [
     (className = "Namespace", uniqueKey = "rangeid-authority-namespace", enableSql = true),

@@ -34,7 +34,9 @@ const DAY = 86_400;
  * reader's token is held by a deployed service and renewed with a yearly
  * key rotation; an admin's can freeze namespaces and raise floors, so it is
  * minted again each month. */
-export const MAX_TTL_SECONDS = { generator: 365 * DAY, reader: 365 * DAY, admin: 30 * DAY };
+// The roles, in the authority's order (its OpenAPI document's Session.role;
+// tests/npm/one-source.test.mjs checks this list against it).
+export const MAX_TTL_SECONDS = { generator: 365 * DAY, reader: 365 * DAY, admin: 30 * DAY, relay: 365 * DAY };
 export const ROLES = Object.keys(MAX_TTL_SECONDS);
 const JWK_FIELDS = new Set(["kty", "crv", "alg", "k", "x", "d", "created"]);
 
@@ -201,7 +203,7 @@ export function uniqueGeneratorSub() {
  */
 export function mintToken({ role, ns, ttl = "30d", sub, aud, kid, keysText }, now = Math.floor(Date.now() / 1000)) {
   if (role === undefined) fail("--role is required");
-  if (!ROLES.includes(role)) fail("--role must be generator, reader or admin");
+  if (!ROLES.includes(role)) fail(`--role must be ${ROLES.slice(0, -1).join(", ")} or ${ROLES.at(-1)}`);
   if (ns === undefined) fail("--ns is required");
   let scope;
   if (ns === "*") scope = ["*"];

@@ -3,8 +3,9 @@
 // whose source is elsewhere are checked here against that source, so that a
 // copy that drifts fails a test: the namespace-name rule (core's
 // Namespace::PATTERN; the OpenAPI document takes it directly), shares and
-// durations (npm/bin/format.mjs, which the page re-exports), and the wire's
-// error codes (the OpenAPI document, edge-authority/openapi.json).
+// durations (npm/bin/format.mjs, which the page re-exports), the wire's
+// error codes and the token roles (the OpenAPI document,
+// edge-authority/openapi.json).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -77,6 +78,13 @@ test("shares and durations: the CLI and the admin page print the same text for t
   assert.equal(cli.percent(1n, max), "< 0.001 %");
   assert.equal(cli.duration(90061), "1 d 1 h");
   assert.equal(cli.duration(Infinity), "never");
+});
+
+test("token roles: the CLI mints exactly the roles of the authority's OpenAPI document (Role::ALL), in its order", async () => {
+  const document = JSON.parse(readFileSync(join(repo, "edge-authority", "openapi.json"), "utf8"));
+  const roles = document.components.schemas.Session.properties.role.enum;
+  const { ROLES } = await import(join(repo, "npm", "bin", "keys.mjs"));
+  assert.deepEqual(ROLES, roles);
 });
 
 test("the npm package's error codes: each is a code of the authority's OpenAPI document, or one the client makes itself", () => {

@@ -30,7 +30,7 @@ use rangeid_core::{ErrorCode, Namespace};
 
 use crate::api;
 use crate::front::route::{allowed_methods, route, Route, RouteError};
-use crate::front::token::{bearer, verify, Access, Claims, Keyring, KeyringError, Scope};
+use crate::front::token::{bearer, verify, Access, Claims, Keyring, KeyringError, Role, Scope};
 use crate::object::ObjectRequest;
 use crate::shared::response::{ApiError, Cors, CorsCheck, HttpReply};
 
@@ -246,6 +246,7 @@ fn plan_route(
                 ObjectRequest::Grant {
                     request,
                     owner: claims.sub.clone(),
+                    relay: claims.role == Role::Relay,
                 },
             )
         }
@@ -357,6 +358,20 @@ fn plan_route(
                 ObjectRequest::SetLimits {
                     namespace,
                     change,
+                    actor: claims.sub.clone(),
+                },
+            )
+        }
+        Route::Relays(seg) => {
+            let namespace = api::path_namespace(&seg)?;
+            require(&claims, Access::Admin(&namespace))?;
+            let (relays, reason) = api::relays(body(incoming)?)?;
+            object(
+                namespace,
+                ObjectRequest::SetRelays {
+                    namespace,
+                    relays,
+                    reason,
                     actor: claims.sub.clone(),
                 },
             )
@@ -513,7 +528,7 @@ pub fn object_failed(detail: &str) -> HttpReply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::front::token::{mint, Role, Scope};
+    use crate::front::token::{mint, Scope};
 
     const KEY: &str = "0123456789abcdef0123456789abcdef";
     const NOW: u64 = 1_800_000_000;

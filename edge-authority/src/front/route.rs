@@ -35,6 +35,8 @@ pub enum Route {
     Unfreeze(String),
     /// `POST /v1/namespaces/{ns}/limits`
     Limits(String),
+    /// `POST /v1/namespaces/{ns}/relays`: turn relays on or off.
+    Relays(String),
     /// `GET /v1/namespaces/{ns}/audit`
     Audit(String),
     /// `POST /v1/namespaces/{ns}/export`
@@ -62,6 +64,7 @@ impl Route {
                 | Route::Export(_)
                 | Route::Import(_)
                 | Route::Limits(_)
+                | Route::Relays(_)
         )
     }
 }
@@ -90,7 +93,7 @@ pub fn allowed_methods(path: &str) -> Option<&'static str> {
         ["v1", "namespaces", ns, "grants" | "lookup" | "audit" | "rates"] if !ns.is_empty() => {
             "GET, HEAD"
         }
-        ["v1", "namespaces", ns, "floor" | "freeze" | "unfreeze" | "export" | "import" | "limits"]
+        ["v1", "namespaces", ns, "floor" | "freeze" | "unfreeze" | "export" | "import" | "limits" | "relays"]
             if !ns.is_empty() =>
         {
             "POST"
@@ -127,6 +130,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, RouteError> {
         ["v1", "namespaces", ns, "export"] if post => Some(Route::Export(owned(ns))),
         ["v1", "namespaces", ns, "import"] if post => Some(Route::Import(owned(ns))),
         ["v1", "namespaces", ns, "limits"] if post => Some(Route::Limits(owned(ns))),
+        ["v1", "namespaces", ns, "relays"] if post => Some(Route::Relays(owned(ns))),
         _ => None,
     };
     found.ok_or(RouteError::MethodNotAllowed { allow })
@@ -183,6 +187,10 @@ mod tests {
             ok("POST", "/v1/namespaces/orders/limits"),
             Route::Limits(o())
         );
+        assert_eq!(
+            ok("POST", "/v1/namespaces/orders/relays"),
+            Route::Relays(o())
+        );
         // Segments are not validated here: the handler does that after auth.
         assert_eq!(
             ok("GET", "/v1/namespaces/BAD%20NAME"),
@@ -202,6 +210,7 @@ mod tests {
             ("GET", "/v1/namespaces/orders/export", "POST"),
             ("PUT", "/v1/namespaces/orders/import", "POST"),
             ("GET", "/v1/namespaces/orders/limits", "POST"),
+            ("PATCH", "/v1/namespaces/orders/relays", "POST"),
             ("PATCH", "/healthz", "GET, HEAD"),
             ("post", "/v1/ranges", "POST"),
         ];

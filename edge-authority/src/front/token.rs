@@ -55,26 +55,30 @@ pub enum Role {
     Reader,
     /// Creates and administers namespaces; implies reader.
     Admin,
+    /// A relay (docs/relays.md): takes ranges (`POST /v1/ranges`) to hand
+    /// out to the generators routed to it, and nothing else. Its requests
+    /// are decided only while the namespace's relays are on.
+    Relay,
 }
 
 impl Role {
-    /// The claim's text: `generator`, `reader` or `admin`.
+    /// Every role, in the order the OpenAPI document lists them (the CLI's
+    /// list is checked against it: tests/npm/one-source.test.mjs).
+    pub const ALL: [Role; 4] = [Role::Generator, Role::Reader, Role::Admin, Role::Relay];
+
+    /// The claim's text: `generator`, `reader`, `admin` or `relay`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Role::Generator => "generator",
             Role::Reader => "reader",
             Role::Admin => "admin",
+            Role::Relay => "relay",
         }
     }
 
     /// Parses the claim's text.
     pub fn parse(s: &str) -> Option<Role> {
-        match s {
-            "generator" => Some(Role::Generator),
-            "reader" => Some(Role::Reader),
-            "admin" => Some(Role::Admin),
-            _ => None,
-        }
+        Role::ALL.into_iter().find(|r| r.as_str() == s)
     }
 
     /// The longest a token of this role may live, in seconds: `exp` more
@@ -89,9 +93,11 @@ impl Role {
     ///   grants and `sub`s but changes nothing.
     /// - admin, 30 days: people and deploy jobs, who can mint again; a leak
     ///   could freeze namespaces or raise floors (skipping IDs for good).
+    /// - relay, 365 days: a deployed service, as a generator; a leak allows
+    ///   what a generator's does, and nothing while relays are off.
     pub const fn max_lifetime_secs(self) -> u64 {
         match self {
-            Role::Generator | Role::Reader => 365 * DAY_SECS,
+            Role::Generator | Role::Reader | Role::Relay => 365 * DAY_SECS,
             Role::Admin => 30 * DAY_SECS,
         }
     }
@@ -133,7 +139,7 @@ pub struct Claims {
 /// An action a request needs permission for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access<'a> {
-    /// Take ranges in a namespace: generator.
+    /// Take ranges in a namespace: generator or relay.
     Generate(&'a Namespace),
     /// Read a namespace: reader or admin.
     Read(&'a Namespace),
@@ -167,7 +173,9 @@ impl Claims {
     pub fn allows(&self, access: Access<'_>) -> bool {
         let reads = matches!(self.role, Role::Reader | Role::Admin);
         match access {
-            Access::Generate(ns) => self.role == Role::Generator && self.ns.covers(ns),
+            Access::Generate(ns) => {
+                matches!(self.role, Role::Generator | Role::Relay) && self.ns.covers(ns)
+            }
             Access::Read(ns) => reads && self.ns.covers(ns),
             Access::List => reads,
             Access::Admin(ns) => self.role == Role::Admin && self.ns.covers(ns),
@@ -946,6 +954,7 @@ mod tests {
             (Role::Generator, [true, false, false, false]),
             (Role::Reader, [false, true, true, false]),
             (Role::Admin, [false, true, true, true]),
+            (Role::Relay, [true, false, false, false]),
         ];
         for (role, [generate, read, list, admin]) in cases {
             let c = claims(role, Scope::Only(vec![orders]));
@@ -1072,7 +1081,7 @@ mod tests {
 
     #[test]
     fn lifetimes_are_capped_per_role() {
-        for role in [Role::Generator, Role::Reader, Role::Admin] {
+        for role in Role::ALL {
             let cap = role.max_lifetime_secs();
             let at = |exp: u64| {
                 let c = Claims {

@@ -1,5 +1,6 @@
 //! Admin actions on a namespace: creation (idempotent for the same
-//! configuration), floors, freezes and the limits on what callers add. Each writes its audit entry
+//! configuration), floors, freezes, the limits on what callers add and the
+//! relay setting. Each writes its audit entry
 //! `{at, actor, action, before, after, reason}` in the same transaction as
 //! the change: no change without its entry, no entry without its change.
 
@@ -10,7 +11,7 @@ use rangeid_core::{ErrorCode, Namespace};
 use serde_json::{json, Value as Json};
 
 use super::{load, load_any, spans, summary_of, unavailable};
-use crate::api::LimitsChange;
+use crate::api::{LimitsChange, RelaysSetting};
 use crate::object::store::{
     NamespaceRow, Sql, StoreError, Value, INSERT_NAMESPACE, UPDATE_NAMESPACE,
 };
@@ -193,6 +194,37 @@ pub fn set_frozen(
         reason: Some(reason),
     };
     commit_change(sql, now, actor, &row, &after, &change)
+}
+
+/// Turns relays on or off for the namespace, with a reason, audited
+/// (`relays`, before and after: `{"relays": "on" | "off"}`). Turning them
+/// off is an admin act the driver answers only once no relay can serve a
+/// range granted before it (see [`super::relays`]).
+pub fn set_relays(
+    sql: &impl Sql,
+    ns: &Namespace,
+    to: RelaysSetting,
+    reason: &str,
+    actor: &str,
+    now: i64,
+) -> Result<HttpReply, ApiError> {
+    let row = load(sql, ns)?;
+    let before = super::relays::stored(sql).map_err(unavailable)?;
+    let after = before.after(to);
+    sql.atomically(&mut || {
+        super::relays::store(sql, after)?;
+        audit(
+            sql,
+            now,
+            actor,
+            "relays",
+            Some(json!({ "relays": before.setting().as_str() })),
+            Some(json!({ "relays": after.setting().as_str() })),
+            Some(reason),
+        )
+    })
+    .map_err(unavailable)?;
+    summary_of(sql, &row, now).map(|s| HttpReply::json(200, &s))
 }
 
 fn limits_json(l: &Limits) -> Json {

@@ -39,7 +39,7 @@ use rangeid_core::wire::{DecBound, DecU64};
 use rangeid_core::{GrantRequest, Namespace};
 use serde::{Deserialize, Serialize};
 
-use crate::api::LimitsChange;
+use crate::api::{LimitsChange, RelaysSetting};
 use crate::shared::refusals::Counted;
 use crate::shared::response::{ApiError, HttpReply};
 use crate::shared::summary::{summarize, LedgerJson, SubRows, Summary, MINUTE_MS};
@@ -52,6 +52,7 @@ pub mod grant;
 pub mod ledger;
 pub mod raise;
 pub mod registry;
+pub mod relays;
 pub mod schedule;
 pub mod serve;
 pub mod spans;
@@ -72,6 +73,10 @@ pub enum ObjectRequest {
         request: GrantRequest,
         /// The token's `sub`: a replay is answered only to it.
         owner: String,
+        /// Whether the token is a relay's: decided only while relays are
+        /// on ([`relays::RelayDesk::admit`]), and recorded when granted.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        relay: bool,
     },
     /// Create the namespace (idempotent for the same configuration).
     #[serde(rename_all = "camelCase")]
@@ -166,6 +171,17 @@ pub enum ObjectRequest {
         /// The token's `sub`.
         actor: String,
     },
+    /// Turn relays on or off.
+    SetRelays {
+        /// The namespace.
+        namespace: Namespace,
+        /// The new setting.
+        relays: RelaysSetting,
+        /// Why, for the audit log.
+        reason: String,
+        /// The token's `sub`.
+        actor: String,
+    },
     /// List audit entries, newest first.
     Audit {
         /// The namespace.
@@ -203,7 +219,8 @@ impl ObjectRequest {
             | ObjectRequest::SetFrozen { .. }
             | ObjectRequest::Export { .. }
             | ObjectRequest::Import { .. }
-            | ObjectRequest::SetLimits { .. } => true,
+            | ObjectRequest::SetLimits { .. }
+            | ObjectRequest::SetRelays { .. } => true,
             ObjectRequest::Grant { .. }
             | ObjectRequest::Summary { .. }
             | ObjectRequest::Grants { .. }
@@ -233,6 +250,7 @@ impl ObjectRequest {
             | ObjectRequest::Export { namespace, .. }
             | ObjectRequest::Import { namespace, .. }
             | ObjectRequest::SetLimits { namespace, .. }
+            | ObjectRequest::SetRelays { namespace, .. }
             | ObjectRequest::Audit { namespace, .. } => namespace,
         }
     }
@@ -336,7 +354,9 @@ pub(crate) fn summary_of(
         bytes: sql.size_bytes(),
         top_subs,
     };
-    Ok(summarize(row, &minutes, (refusals, limits, ledger), now))
+    let mut summary = summarize(row, &minutes, (refusals, limits, ledger), now);
+    summary.relays = relays::stored(sql).map_err(unavailable)?.setting();
+    Ok(summary)
 }
 
 /// Handles one request for the namespace object at `now` (ms). `waiting`
@@ -344,7 +364,7 @@ pub(crate) fn summary_of(
 /// in all (see [`grant::grant`]).
 pub fn handle(sql: &impl Sql, request: &ObjectRequest, waiting: u64, now: i64) -> Step {
     let result = match request {
-        ObjectRequest::Grant { request, owner } => {
+        ObjectRequest::Grant { request, owner, .. } => {
             return grant::grant(sql, request, owner, waiting, now)
         }
         ObjectRequest::Create {
@@ -386,6 +406,12 @@ pub fn handle(sql: &impl Sql, request: &ObjectRequest, waiting: u64, now: i64) -
             change,
             actor,
         } => admin::set_limits(sql, namespace, *change, actor, now),
+        ObjectRequest::SetRelays {
+            namespace,
+            relays,
+            reason,
+            actor,
+        } => admin::set_relays(sql, namespace, *relays, reason, actor, now),
         ObjectRequest::Audit {
             namespace,
             limit,

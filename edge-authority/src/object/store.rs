@@ -215,6 +215,9 @@ pub const NAMESPACE_MIGRATIONS: &[&[&str]] = &[
         "INSERT INTO budget (id, rows) SELECT 1, COUNT(*) FROM grants",
         "ALTER TABLE minutes ADD COLUMN largest TEXT",
     ],
+    // 6: the relay setting (docs/relays.md): NULL while relays were never
+    // turned on, then 'on' or 'off' (see `object::relays`).
+    &["ALTER TABLE namespace ADD COLUMN relays TEXT"],
 ];
 
 /// The registry object's schema, as migrations (see

@@ -16,7 +16,7 @@ thread_local! {
 /// Runs a request as the Worker's driver does ([`serve::Serving`]): a raise
 /// goes to the witness ([`raise`]), an export reads it, and the request is
 /// handled again.
-pub(super) fn run(db: &impl Sql, r: &ObjectRequest, now: i64) -> Outcome {
+pub(crate) fn run(db: &impl Sql, r: &ObjectRequest, now: i64) -> Outcome {
     let mut serving = serve::Serving::new(r);
     loop {
         match serving.poll(db, 0, now) {
@@ -81,7 +81,7 @@ pub(super) fn check(db: &impl Sql, now: i64) -> grant::Heard {
     }
 }
 
-pub(super) const T0: i64 = 1_800_000_000_000;
+pub(crate) const T0: i64 = 1_800_000_000_000;
 
 pub(super) fn ns(s: &str) -> Namespace {
     Namespace::new(s).unwrap()
@@ -107,7 +107,7 @@ pub(super) fn grant_req(name: &str, inc: &str, id: &str, count: u64) -> ObjectRe
     grant_as("svc", name, inc, id, count)
 }
 
-pub(super) fn grant_as(owner: &str, name: &str, inc: &str, id: &str, count: u64) -> ObjectRequest {
+pub(crate) fn grant_as(owner: &str, name: &str, inc: &str, id: &str, count: u64) -> ObjectRequest {
     ObjectRequest::Grant {
         request: GrantRequest {
             namespace: ns(name),
@@ -116,6 +116,7 @@ pub(super) fn grant_as(owner: &str, name: &str, inc: &str, id: &str, count: u64)
             count,
         },
         owner: owner.into(),
+        relay: false,
     }
 }
 

@@ -74,6 +74,30 @@ pub fn check_interval(configured: Option<&str>) -> Result<u64, String> {
         })
 }
 
+/// The relay lease (docs/relays.md §4) from `RANGEID_RELAY_LEASE_MS`:
+/// how long a relay may serve a range after it asked for it, and so how
+/// long a freeze, a floor, an export or relays turned off may wait for a
+/// relay it cannot reach. Default 10 s; 100 ms to 10 minutes, as core's
+/// `RelayTerms` accepts. Every relay and the namespace objects must run
+/// with the same value: a deploy that changes it restarts both, and a
+/// restarted relay abandons what it held.
+pub fn relay_lease_ms(configured: Option<&str>) -> Result<u64, String> {
+    use rangeid_core::relay::{RelayTerms, MAX_RELAY_LEASE_MS, MIN_RELAY_LEASE_MS};
+    let Some(v) = configured.filter(|v| !v.trim().is_empty()) else {
+        return Ok(RelayTerms::DEFAULT.lease_ms());
+    };
+    v.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|&ms| RelayTerms::new(ms).is_ok())
+        .ok_or_else(|| {
+            format!(
+                "RANGEID_RELAY_LEASE_MS must be a whole number of milliseconds from \
+                 {MIN_RELAY_LEASE_MS} to {MAX_RELAY_LEASE_MS}, got {v:?}"
+            )
+        })
+}
+
 /// The audience tokens must name, from `RANGEID_TOKEN_AUDIENCE` (none when
 /// unset or empty).
 pub fn audience(configured: Option<&str>) -> Option<String> {
@@ -107,6 +131,17 @@ mod tests {
         assert!(grant_retention(Some("1d")).is_err());
         assert_eq!(audience(Some(" rangeid ")), Some("rangeid".into()));
         assert_eq!(audience(Some("")), None);
+    }
+
+    #[test]
+    fn the_relay_lease_is_one_core_accepts() {
+        assert_eq!(relay_lease_ms(None), Ok(10_000));
+        assert_eq!(relay_lease_ms(Some(" ")), Ok(10_000));
+        assert_eq!(relay_lease_ms(Some("100")), Ok(100));
+        assert_eq!(relay_lease_ms(Some("600000")), Ok(600_000));
+        for bad in ["99", "0", "600001", "-1", "1s", "1.5"] {
+            assert!(relay_lease_ms(Some(bad)).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //!  "fence":{"mark":"31001","skipped":"0","rollbacks":0,"witnessBehind":0},
 //!  "refusals":{"exhausted":0,"frozen":0,"conflict":0,"rateLimited":0,"ledgerFull":0,"fenced":0},
 //!  "limits":{"grantsPerSecond":5000,"ledgerRows":32000000,"subLedgerRows":8000000},
+//!  "relays":"off",
 //!  "ledger":{"rows":1,"bytes":57344,"topSubs":[{"sub":"svc-orders","rows":1}]}}
 //! ```
 //!
@@ -26,6 +27,7 @@ use serde::Serialize;
 
 use rangeid_core::ledger::Limits;
 
+use crate::api::RelaysSetting;
 use crate::object::store::{Minute, NamespaceRow};
 use crate::shared::refusals::Refusals;
 
@@ -159,6 +161,8 @@ pub struct Summary {
     pub refusals: Refusals,
     /// The limits on what callers add.
     pub limits: LimitsJson,
+    /// Whether relays may take ranges for the namespace (docs/relays.md).
+    pub relays: RelaysSetting,
     /// What the grant ledger holds.
     pub ledger: LedgerJson,
 }
@@ -181,7 +185,8 @@ fn window(minutes: &[Minute], now: i64, span: i64, age: i64) -> Rate {
 }
 
 /// Builds the summary of `row` at `now` (ms) from its minute buckets of
-/// the last hour, its refusal counts, its limits and its ledger.
+/// the last hour, its refusal counts, its limits and its ledger; `relays`
+/// is `off` (the object sets the stored setting).
 pub fn summarize(
     row: &NamespaceRow,
     minutes: &[Minute],
@@ -226,6 +231,7 @@ pub fn summarize(
         },
         refusals,
         limits: limits.into(),
+        relays: RelaysSetting::Off,
         ledger,
     }
 }

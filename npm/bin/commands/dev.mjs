@@ -243,6 +243,7 @@ async function dev(values, { Exit, usage, out }) {
     RANGEID_GRANT_RETENTION_SECONDS: process.env.RANGEID_GRANT_RETENTION_SECONDS || "86400",
     RANGEID_TOKEN_AUDIENCE: audience,
     RANGEID_CHECK_SECONDS: process.env.RANGEID_CHECK_SECONDS ?? "",
+    RANGEID_RELAY_LEASE_MS: process.env.RANGEID_RELAY_LEASE_MS ?? "",
   };
   const state = join(home, "workerd-state");
   const base = `http://127.0.0.1:${port}`;

@@ -123,7 +123,7 @@ once, atomically).`,
   },
 
   token: {
-    usage: "rangeid token --role generator|reader|admin --ns NS[,NS...]|'*' [--ttl 30d] [--sub NAME] [--aud AUDIENCE] [--kid KID] [--keys FILE]",
+    usage: "rangeid token --role generator|reader|admin|relay --ns NS[,NS...]|'*' [--ttl 30d] [--sub NAME] [--aud AUDIENCE] [--kid KID] [--keys FILE]",
     about: `Mints a token for the authority and prints the token alone: HS256 or EdDSA,
 as its key is. Keys come from --keys FILE (a key map, as keygen writes it) or
 the RANGEID_SIGNING_KEYS environment variable; the newest key signs unless
@@ -142,10 +142,11 @@ duplicate).`,
       aud: { type: "string" }, kid: { type: "string" }, keys: { type: "string" },
     },
     optionsHelp: `  --role R     generator (takes ranges), reader (reads), admin (reads, creates,
-               freezes, floors); required
+               freezes, floors), relay (takes ranges for the generators routed
+               to it, only while the namespace's relays are on); required
   --ns LIST    namespaces, comma-separated, or '*' for all; required
   --ttl T      lifetime: 30d, 12h, 15m, 90s or seconds (default 30d); at most
-               ${DAYS("generator")} for a generator or a reader, ${DAYS("admin")} for an admin (the
+               ${DAYS("generator")} for a generator, a reader or a relay, ${DAYS("admin")} for an admin (the
                authority refuses longer-lived tokens)
   --sub NAME   who holds it, 1 to 128 bytes; recorded with grants and in the
                audit log (default: a unique generator-<hex> for a generator,

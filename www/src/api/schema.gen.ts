@@ -1353,6 +1353,114 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/namespaces/{ns}/relays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turn relays on or off (audited). Turning them off, like a freeze, a floor or an export, is answered only once no relay can serve a range granted before it: at once when relays were never on, otherwise after each relay's lease ran out (RANGEID_RELAY_LEASE_MS) and, after the object's start, one lease */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    ns: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SetRelays"];
+                };
+            };
+            responses: {
+                /** @description summary after */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Summary"];
+                    };
+                };
+                /** @description error: invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description error: unauthenticated */
+                401: {
+                    headers: {
+                        "WWW-Authenticate"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description error: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description error: namespace_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description error: method_not_allowed */
+                405: {
+                    headers: {
+                        Allow?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description error: payload_too_large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description error: unavailable */
+                503: {
+                    headers: {
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/namespaces/{ns}/unfreeze": {
         parameters: {
             query?: never;
@@ -1721,7 +1829,7 @@ export interface components {
     schemas: {
         AuditEntry: {
             /** @enum {string} */
-            action: "create" | "floor" | "freeze" | "unfreeze" | "limits" | "fence_forward" | "witness_behind" | "export" | "import";
+            action: "create" | "floor" | "freeze" | "unfreeze" | "limits" | "relays" | "fence_forward" | "witness_behind" | "export" | "import";
             /** @description the token's sub; system for the authority itself */
             actor: string;
             after: Record<string, unknown> | null;
@@ -1934,7 +2042,7 @@ export interface components {
             /** @description names, or ["*"] for all */
             ns: string[];
             /** @enum {string} */
-            role: "generator" | "reader" | "admin";
+            role: "generator" | "reader" | "admin" | "relay";
             sub: string;
         };
         /** @description the limits to change: a number sets one, null puts it back to the default, an absent one is kept */
@@ -1942,6 +2050,12 @@ export interface components {
             grantsPerSecond?: number | null;
             ledgerRows?: number | null;
             subLedgerRows?: number | null;
+        };
+        SetRelays: {
+            /** @description printable text, not only spaces */
+            reason: string;
+            /** @enum {string} */
+            relays: "off" | "on";
         };
         Summary: {
             /**
@@ -2006,6 +2120,11 @@ export interface components {
                 ledgerFull: number;
                 rateLimited: number;
             };
+            /**
+             * @description whether relays may take ranges for this namespace's generators (off by default; docs/relays.md)
+             * @enum {string}
+             */
+            relays: "off" | "on";
             /** @description IDs left */
             remaining: string;
             /** @enum {string} */

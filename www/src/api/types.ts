@@ -22,7 +22,7 @@ export type SetLimits = Schemas["SetLimits"];
 
 /** A namespace's summary; fence, limits, ledger and refusals are absent from
  * authorities before them. */
-export type Summary = Older<Schemas["Summary"], "fence" | "limits" | "ledger" | "refusals">;
+export type Summary = Older<Schemas["Summary"], "fence" | "limits" | "ledger" | "refusals" | "relays">;
 export type Rate = Summary["grantRate"]["lastHour"];
 export type Fence = Schemas["Summary"]["fence"];
 export type Ledger = Schemas["Summary"]["ledger"];

@@ -45,7 +45,7 @@ export function App() {
     getSession(token).then(
       (s) => {
         if (!alive) return;
-        if (s.role === "generator") signOut("That is a generator token: this page needs a reader or admin token.");
+        if (s.role === "generator" || s.role === "relay") signOut(`That is a ${s.role} token: this page needs a reader or admin token.`);
         else setSession(s);
       },
       (e: unknown) => {

@@ -19,6 +19,7 @@ use worker::{
 
 use crate::object::raise::{RaiseAction, Raising};
 use crate::object::registry::RegistryRequest;
+use crate::object::relays::RelayDesk;
 use crate::object::schedule::{self, AlarmSlot, Clock};
 use crate::object::serve::{Action, Finished, RaiseFor, Serving};
 use crate::object::store::{self, Sql, StoreError};
@@ -32,6 +33,7 @@ use crate::shared::runtime::{
     FENCE_BINDING, REGISTRY_BINDING, REGISTRY_NAME,
 };
 use crate::shared::settings;
+use rangeid_core::relay::AdminAct;
 
 /// Asks the fence object (the witness) of `ns` something; its answer.
 async fn ask_witness(env: &Env, ns: &NsName, request: &FenceRequest) -> Result<Witnessed, String> {
@@ -125,6 +127,9 @@ pub struct Namespace {
     pending: RefCell<Refusals>,
     // When the last 429 refusal was logged (ms): a flood gets a line a second.
     throttle_logged_at: Cell<i64>,
+    // Core's RelayGate for this run (made at the start, never stored),
+    // with the lease from RANGEID_RELAY_LEASE_MS.
+    relays: Result<RefCell<RelayDesk>, String>,
 }
 
 /// The start, and the periodic check: reads the witness's mark and applies
@@ -195,6 +200,9 @@ impl DurableObject for Namespace {
         let check_every =
             settings::check_interval(env_text(&env, "RANGEID_CHECK_SECONDS").as_deref())
                 .map(|s| s as i64 * 1000);
+        let relays = settings::relay_lease_ms(env_text(&env, "RANGEID_RELAY_LEASE_MS").as_deref())
+            .and_then(|ms| RelayDesk::new(ms, now_ms()).map_err(|e| e.to_string()))
+            .map(RefCell::new);
         let gate = Rc::new(Gate::default());
         if schema.is_ok() {
             // The start gate: no event reaches the object before it has
@@ -217,11 +225,16 @@ impl DurableObject for Namespace {
             pushed_at: Cell::new(0),
             pending: RefCell::new(Refusals::default()),
             throttle_logged_at: Cell::new(i64::MIN),
+            relays,
         }
     }
 
     async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
-        let settings = self.retention.as_ref().and(self.check_every.as_ref());
+        let settings = self
+            .retention
+            .as_ref()
+            .and(self.check_every.as_ref())
+            .and(self.relays.as_ref().map(|_| &0));
         let reply = match (&self.schema, settings, object_body(&mut req).await) {
             (Err(e), _, _) => ApiError::unavailable(format!("storage not ready: {e}")).reply(),
             (_, Err(e), _) => {
@@ -294,6 +307,15 @@ impl Namespace {
     /// witness heard from since this instance started) and the fence;
     /// everything else straight to the storage logic.
     async fn serve(&self, request: &ObjectRequest) -> HttpReply {
+        let Ok(relays) = &self.relays else {
+            return ApiError::unavailable("authority misconfigured: RANGEID_RELAY_LEASE_MS")
+                .reply();
+        };
+        // A relay's range request while relays are off: refused before
+        // anything else (RelayDesk::screen).
+        if let Err(e) = relays.borrow().screen(&self.sql, request) {
+            return e.reply();
+        }
         if request.waits_for_witness() && !self.gate.started.get() {
             let again = check_witness(
                 self.state.storage(),
@@ -344,7 +366,28 @@ impl Namespace {
                 }
             }
         };
+        // In the same step as the decision (no await since `poll`): a grant
+        // to a relay is recorded; an act that must reach relays is waited.
+        let act = relays
+            .borrow_mut()
+            .answered(&self.sql, request, done.reply.status, now_ms());
+        if let Some(act) = act {
+            self.wait_out(relays, act).await;
+        }
         self.finish(request, done).await
+    }
+
+    /// Waits until no relay can serve a range granted before `act` (a
+    /// freeze, floor, export or relays off that committed): the desk says
+    /// how long to sleep, until it says acknowledge. Revoking relays to go
+    /// faster comes with the relay object; until then each lease is
+    /// waited out (slower, never unsafe).
+    async fn wait_out(&self, relays: &RefCell<RelayDesk>, mut act: AdminAct) {
+        loop {
+            let wait = relays.borrow_mut().wait_ms(&mut act, now_ms());
+            let Some(ms) = wait else { return };
+            worker::Delay::from(std::time::Duration::from_millis(ms)).await;
+        }
     }
 
     /// Does what a served request leaves to the driver: logs and counts a
@@ -355,7 +398,9 @@ impl Namespace {
             worker::console_error!("{line}");
         }
         if let Some(kind) = done.counted {
-            if let (true, ObjectRequest::Grant { request, owner }) = (done.refused_grant, request) {
+            if let (true, ObjectRequest::Grant { request, owner, .. }) =
+                (done.refused_grant, request)
+            {
                 let now = now_ms();
                 if logline::refusal_logged(kind, self.throttle_logged_at.get(), now) {
                     if matches!(kind, Counted::RateLimited | Counted::LedgerFull) {

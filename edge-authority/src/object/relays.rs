@@ -1,0 +1,559 @@
+//! The namespace object's side of relays (docs/relays.md): the stored
+//! setting, and [`RelayDesk`], which runs core's [`RelayGate`] for the
+//! driver. Every decision is here or in core; the driver only reads the
+//! clock, sleeps and moves bytes.
+//!
+//! - A range request made with a relay token is decided only while relays
+//!   are on and its incarnation was not revoked ([`RelayDesk::admit`]).
+//! - Every grant answered to a relay, new or replayed, is recorded in the
+//!   same synchronous step as its decision ([`RelayDesk::granted`]).
+//! - A freeze, a floor, an export (which freezes) or relays turned off is
+//!   committed, then answered only when the gate says acknowledge
+//!   ([`RelayDesk::begin`], [`RelayDesk::wait_ms`]).
+//!
+//! **The start rule, and why skipping it is safe.** The gate, made at each
+//! start, acknowledges nothing until a lease has run out since that start,
+//! because a grant an earlier run decided is not in its memory. That wait
+//! is kept only where a relay can exist: when relays are on, or were ever
+//! turned on (the stored setting is `NULL` until the first time they are
+//! turned on, and never goes back to `NULL`), or this run granted to a
+//! relay. A namespace whose relays were never turned on has never granted
+//! to a relay (its object refuses every relay request), so no relay holds
+//! anything of it, and its acts are exactly as fast as before relays.
+//! Once relays were on, every act after a start waits one lease (bounded
+//! by the lease setting, 10 s by default), even with relays off: an
+//! earlier run may have committed "relays off" and been stopped before it
+//! could wait its relays out.
+//!
+//! Known limit: storage restored to a copy from before relays were first
+//! turned on holds `NULL`, so the object would skip the start rule while a
+//! relay of the lost history may still serve for up to one lease. Closing
+//! it (raising the fence's witness when relays are first turned on, so
+//! such a restore is seen at start as a rollback, and keeping the start
+//! rule after a start that saw one) is the next step.
+
+use rangeid_core::names::Incarnation;
+use rangeid_core::relay::{ActStatus, AdminAct, RelayGate, RelayTerms, TermsError};
+use rangeid_core::time::Instant;
+use rangeid_core::ErrorCode;
+
+use super::store::{opt_text, Sql, StoreError, Value};
+use super::ObjectRequest;
+use crate::api::RelaysSetting;
+use crate::shared::response::ApiError;
+
+/// The relay setting as stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stored {
+    /// Relays were never turned on (the default; stored `NULL`).
+    Never,
+    /// Relays are on.
+    On,
+    /// Relays are off, and were on at some time.
+    Off,
+}
+
+impl Stored {
+    /// Whether relays are on.
+    pub const fn is_on(self) -> bool {
+        matches!(self, Stored::On)
+    }
+
+    /// What the admin API shows: `on` or `off`.
+    pub const fn setting(self) -> RelaysSetting {
+        match self {
+            Stored::On => RelaysSetting::On,
+            Stored::Never | Stored::Off => RelaysSetting::Off,
+        }
+    }
+
+    /// The stored value after an admin sets `to`: turning relays off that
+    /// were never on leaves `Never`, so such a namespace keeps its acts
+    /// free of the start rule.
+    pub const fn after(self, to: RelaysSetting) -> Stored {
+        match (self, to) {
+            (_, RelaysSetting::On) => Stored::On,
+            (Stored::Never, RelaysSetting::Off) => Stored::Never,
+            (_, RelaysSetting::Off) => Stored::Off,
+        }
+    }
+
+    fn decode(v: Option<&str>) -> Result<Stored, StoreError> {
+        match v {
+            None => Ok(Stored::Never),
+            Some("on") => Ok(Stored::On),
+            Some("off") => Ok(Stored::Off),
+            Some(other) => Err(StoreError(format!(
+                "stored relay setting {other:?} is invalid"
+            ))),
+        }
+    }
+
+    fn encode(self) -> Value {
+        match self {
+            Stored::Never => Value::Null,
+            Stored::On => "on".into(),
+            Stored::Off => "off".into(),
+        }
+    }
+}
+
+/// The stored relay setting (`Never` without a namespace row).
+pub fn stored(sql: &impl Sql) -> Result<Stored, StoreError> {
+    let rows = sql.exec("SELECT relays FROM namespace WHERE id = 1", &[])?;
+    match rows.first() {
+        None => Ok(Stored::Never),
+        Some(r) => Stored::decode(opt_text(r, 0)?),
+    }
+}
+
+/// Stores the relay setting; run it in the transaction of its audit entry.
+pub fn store(sql: &impl Sql, to: Stored) -> Result<(), StoreError> {
+    sql.exec(
+        "UPDATE namespace SET relays = ? WHERE id = 1",
+        &[to.encode()],
+    )
+    .map(|_| ())
+}
+
+/// Core's [`RelayGate`] for one run of the namespace object, made at its
+/// start and never stored, with the start rule as the module says.
+#[derive(Clone, Debug)]
+pub struct RelayDesk {
+    gate: RelayGate,
+    // The latest clock reading seen: the gate measures on a clock that
+    // never goes back, and the runtime's wall clock could.
+    last: u64,
+}
+
+impl RelayDesk {
+    /// The desk of an object that started at `started_at` (ms), for relay
+    /// leases of `lease_ms`.
+    pub fn new(lease_ms: u64, started_at: i64) -> Result<RelayDesk, TermsError> {
+        let terms = RelayTerms::new(lease_ms)?;
+        let at = started_at.max(0) as u64;
+        Ok(RelayDesk {
+            gate: RelayGate::new(terms, Instant::from_ms(at)),
+            last: at,
+        })
+    }
+
+    /// The lease terms.
+    pub fn terms(&self) -> RelayTerms {
+        self.gate.terms()
+    }
+
+    fn instant(&mut self, now: i64) -> Instant {
+        self.last = self.last.max(now.max(0) as u64);
+        Instant::from_ms(self.last)
+    }
+
+    /// Whether a range request from relay `incarnation` may be decided, with
+    /// the relay setting `stored`: `403 forbidden` while relays are off or
+    /// once the incarnation was revoked.
+    pub fn admit(&self, stored: Stored, incarnation: &Incarnation) -> Result<(), ApiError> {
+        self.gate
+            .admit(stored.is_on(), incarnation)
+            .map_err(|refusal| ApiError::new(ErrorCode::Forbidden, refusal.to_string()))
+    }
+
+    /// Records a grant (new or replayed) answered to relay `incarnation` at
+    /// `now`, in the same step as its decision (no await between).
+    pub fn granted(&mut self, incarnation: Incarnation, now: i64) {
+        let now = self.instant(now);
+        self.gate.prune(now);
+        self.gate.granted(incarnation, now);
+    }
+
+    /// Records that relay `incarnation` acknowledged a revocation.
+    pub fn revoked(&mut self, incarnation: Incarnation) {
+        self.gate.revoked(incarnation);
+    }
+
+    /// An act (freeze, floor, export, relays off) that committed at `now`,
+    /// with the relay setting `stored` after it: what it waits for, or
+    /// `None` when it may be answered at once (relays were never turned
+    /// on and this run granted to none: no relay can hold anything).
+    pub fn begin(&mut self, stored: Stored, now: i64) -> Option<AdminAct> {
+        let now = self.instant(now);
+        if stored == Stored::Never && self.gate.is_empty() {
+            return None;
+        }
+        Some(self.gate.begin(now))
+    }
+
+    /// How long to sleep before asking again (ms), or `None` when the act
+    /// may be acknowledged at `now`.
+    pub fn wait_ms(&mut self, act: &mut AdminAct, now: i64) -> Option<u64> {
+        let now = self.instant(now);
+        match self.gate.check(act, now) {
+            ActStatus::Acknowledge => None,
+            ActStatus::Wait { until, .. } => Some(until.as_ms().saturating_sub(now.as_ms()).max(1)),
+            // A status this version does not know: wait a whole lease more.
+            _ => Some(self.gate.terms().wait_ms()),
+        }
+    }
+
+    /// Before `request` is served: a relay's range request is refused
+    /// (`403 forbidden`) while relays are off or once its incarnation was
+    /// revoked; everything else passes. Storage that cannot be read
+    /// refuses it (`503`), never admits it.
+    pub fn screen(&self, sql: &impl Sql, request: &ObjectRequest) -> Result<(), ApiError> {
+        let ObjectRequest::Grant {
+            request,
+            relay: true,
+            ..
+        } = request
+        else {
+            return Ok(());
+        };
+        let stored = stored(sql).map_err(super::unavailable)?;
+        self.admit(stored, &request.incarnation)
+    }
+
+    /// Right after `request` was answered `status` at `now`, with no await
+    /// between: a grant to a relay (new or replayed) is recorded; a
+    /// freeze, floor, export or relays turned off that succeeded answers
+    /// the act to wait for before replying, if any. Storage that cannot
+    /// be read counts as relays on (wait, never skip the wait).
+    pub fn answered(
+        &mut self,
+        sql: &impl Sql,
+        request: &ObjectRequest,
+        status: u16,
+        now: i64,
+    ) -> Option<AdminAct> {
+        if status != 200 {
+            return None;
+        }
+        match request {
+            ObjectRequest::Grant {
+                request,
+                relay: true,
+                ..
+            } => {
+                self.granted(request.incarnation, now);
+                None
+            }
+            ObjectRequest::Floor { .. }
+            | ObjectRequest::SetFrozen { frozen: true, .. }
+            | ObjectRequest::Export { .. }
+            | ObjectRequest::SetRelays {
+                relays: RelaysSetting::Off,
+                ..
+            } => self.begin(stored(sql).unwrap_or(Stored::On), now),
+            _ => None,
+        }
+    }
+
+    /// Relay incarnations that may still serve at `now`, not revoked: whom
+    /// a revocation would speed an act up for.
+    pub fn live(&self, now: i64) -> impl Iterator<Item = &Incarnation> + '_ {
+        self.gate
+            .live(Instant::from_ms(self.last.max(now.max(0) as u64)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inc(b: u8) -> Incarnation {
+        Incarnation::from_random([b; 16])
+    }
+
+    const LEASE: u64 = 1_000;
+
+    fn desk(started_at: i64) -> RelayDesk {
+        RelayDesk::new(LEASE, started_at).unwrap()
+    }
+
+    /// Runs an act to its acknowledgement, sleeping as told; the time it
+    /// was acknowledged.
+    fn acknowledged_at(d: &mut RelayDesk, mut act: AdminAct, mut now: i64) -> i64 {
+        while let Some(ms) = d.wait_ms(&mut act, now) {
+            now += ms as i64;
+        }
+        now
+    }
+
+    #[test]
+    fn a_namespace_whose_relays_were_never_on_acknowledges_at_once() {
+        let mut d = desk(5_000);
+        assert_eq!(d.begin(Stored::Never, 5_001), None);
+    }
+
+    #[test]
+    fn once_relays_were_on_an_act_right_after_a_start_waits_a_lease() {
+        let wait = RelayTerms::new(LEASE).unwrap().wait_ms() as i64;
+        for stored in [Stored::On, Stored::Off] {
+            let mut d = desk(5_000);
+            let act = d.begin(stored, 5_001).expect("the start rule applies");
+            assert_eq!(acknowledged_at(&mut d, act, 5_001), 5_000 + wait);
+        }
+        // Long after the start, with no relay granted to: at once.
+        let mut d = desk(5_000);
+        let mut act = d.begin(Stored::On, 5_000 + wait).unwrap();
+        assert_eq!(d.wait_ms(&mut act, 5_000 + wait), None);
+    }
+
+    #[test]
+    fn a_grant_to_a_relay_is_waited_out_even_if_the_setting_says_never() {
+        let wait = RelayTerms::new(LEASE).unwrap().wait_ms() as i64;
+        let mut d = desk(0);
+        let t = 100_000;
+        d.granted(inc(1), t);
+        let act = d
+            .begin(Stored::Never, t + 10)
+            .expect("a relay was granted to");
+        assert_eq!(acknowledged_at(&mut d, act, t + 10), t + wait);
+    }
+
+    #[test]
+    fn a_replayed_grant_later_extends_the_wait() {
+        let wait = RelayTerms::new(LEASE).unwrap().wait_ms() as i64;
+        let mut d = desk(0);
+        d.granted(inc(1), 100_000);
+        d.granted(inc(1), 100_400);
+        let act = d.begin(Stored::On, 100_500).unwrap();
+        assert_eq!(acknowledged_at(&mut d, act, 100_500), 100_400 + wait);
+    }
+
+    #[test]
+    fn a_revocation_acknowledged_ends_the_wait_early() {
+        let mut d = desk(0);
+        d.granted(inc(1), 100_000);
+        let mut act = d.begin(Stored::On, 100_010).unwrap();
+        assert!(d.wait_ms(&mut act, 100_010).is_some());
+        d.revoked(inc(1));
+        assert_eq!(d.wait_ms(&mut act, 100_020), None);
+        // And the revoked incarnation is refused from now on.
+        assert_eq!(
+            d.admit(Stored::On, &inc(1)).unwrap_err().code,
+            ErrorCode::Forbidden
+        );
+    }
+
+    #[test]
+    fn a_clock_that_goes_back_does_not_shorten_the_wait() {
+        let wait = RelayTerms::new(LEASE).unwrap().wait_ms() as i64;
+        let mut d = desk(0);
+        d.granted(inc(1), 100_000);
+        let mut act = d.begin(Stored::On, 100_010).unwrap();
+        // The wall clock steps back by a minute: still waiting, as long.
+        let left = d.wait_ms(&mut act, 40_000).unwrap() as i64;
+        assert_eq!(left, 100_000 + wait - 100_010);
+    }
+
+    #[test]
+    fn relay_requests_are_admitted_only_while_relays_are_on() {
+        let d = desk(0);
+        assert!(d.admit(Stored::On, &inc(2)).is_ok());
+        for off in [Stored::Never, Stored::Off] {
+            let e = d.admit(off, &inc(2)).unwrap_err();
+            assert_eq!(e.code, ErrorCode::Forbidden);
+            assert!(e.message.contains("turned off"), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn turning_off_relays_that_were_never_on_keeps_the_fast_path() {
+        assert_eq!(Stored::Never.after(RelaysSetting::Off), Stored::Never);
+        assert_eq!(Stored::Never.after(RelaysSetting::On), Stored::On);
+        assert_eq!(Stored::On.after(RelaysSetting::Off), Stored::Off);
+        assert_eq!(Stored::Off.after(RelaysSetting::On), Stored::On);
+    }
+
+    #[test]
+    fn the_setting_is_stored_shown_and_audited() {
+        use crate::object::tests::{call, create_req, db, ns};
+        use crate::object::ObjectRequest;
+        let db = db();
+        call(&db, create_req("orders", 1, 1_000, 10));
+        assert_eq!(stored(&db).unwrap(), Stored::Never);
+        let set = |relays| ObjectRequest::SetRelays {
+            namespace: ns("orders"),
+            relays,
+            reason: "edge latency".into(),
+            actor: "ops".into(),
+        };
+        let (status, summary) = call(
+            &db,
+            ObjectRequest::Summary {
+                namespace: ns("orders"),
+            },
+        );
+        assert_eq!((status, summary["relays"].as_str()), (200, Some("off")));
+        let (status, summary) = call(&db, set(RelaysSetting::On));
+        assert_eq!((status, summary["relays"].as_str()), (200, Some("on")));
+        assert_eq!(stored(&db).unwrap(), Stored::On);
+        let (_, summary) = call(&db, set(RelaysSetting::Off));
+        assert_eq!(summary["relays"], "off");
+        assert_eq!(stored(&db).unwrap(), Stored::Off);
+        let (_, audit) = call(
+            &db,
+            ObjectRequest::Audit {
+                namespace: ns("orders"),
+                limit: 10,
+                before: None,
+            },
+        );
+        let last = &audit["audit"][0];
+        assert_eq!(last["action"], "relays");
+        assert_eq!(last["actor"], "ops");
+        assert_eq!(last["before"]["relays"], "on");
+        assert_eq!(last["after"]["relays"], "off");
+        assert_eq!(last["reason"], "edge latency");
+        assert_eq!(audit["audit"][1]["after"]["relays"], "on");
+        // On a namespace that does not exist: 404, nothing written.
+        let (status, _) = call(
+            &super::super::tests::db(),
+            ObjectRequest::SetRelays {
+                namespace: ns("nope"),
+                relays: RelaysSetting::On,
+                reason: "x".into(),
+                actor: "ops".into(),
+            },
+        );
+        assert_eq!(status, 404);
+    }
+
+    /// The namespace object's requests as the driver serves them: screened,
+    /// handled, then answered to the desk, all at `now`.
+    fn serve(
+        d: &mut RelayDesk,
+        db: &crate::object::store::mem::MemSql,
+        r: &ObjectRequest,
+        now: i64,
+    ) -> (u16, Option<AdminAct>) {
+        if let Err(e) = d.screen(db, r) {
+            return (e.reply().status, None);
+        }
+        let status = crate::object::tests::run(db, r, now).reply.status;
+        (status, d.answered(db, r, status, now))
+    }
+
+    fn relay_grant(inc: &str, id: &str) -> ObjectRequest {
+        match crate::object::tests::grant_as("relay-eu", "orders", inc, id, 10) {
+            ObjectRequest::Grant { request, owner, .. } => ObjectRequest::Grant {
+                request,
+                owner,
+                relay: true,
+            },
+            _ => unreachable!(),
+        }
+    }
+
+    fn set_relays(to: RelaysSetting) -> ObjectRequest {
+        ObjectRequest::SetRelays {
+            namespace: crate::object::tests::ns("orders"),
+            relays: to,
+            reason: "r".into(),
+            actor: "ops".into(),
+        }
+    }
+
+    fn freeze() -> ObjectRequest {
+        ObjectRequest::SetFrozen {
+            namespace: crate::object::tests::ns("orders"),
+            frozen: true,
+            reason: "r".into(),
+            actor: "ops".into(),
+        }
+    }
+
+    const INC: &str = "0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn the_object_refuses_a_relay_while_relays_are_off_and_waits_out_its_grants() {
+        use crate::object::tests::{create_req, db, grant_req, T0};
+        let wait = RelayTerms::new(LEASE).unwrap().wait_ms() as i64;
+        let db = db();
+        let mut d = desk(T0);
+        serve(&mut d, &db, &create_req("orders", 1, 1_000_000, 100), T0);
+        // Relays never on: a relay's request is refused, nothing written; a
+        // generator's is served; a freeze is answered at once.
+        assert_eq!(serve(&mut d, &db, &relay_grant(INC, "r1"), T0).0, 403);
+        assert_eq!(
+            serve(&mut d, &db, &grant_req("orders", INC, "r1", 5), T0).0,
+            200
+        );
+        let (status, act) = serve(&mut d, &db, &freeze(), T0);
+        assert_eq!((status, act), (200, None));
+        // Relays on: the relay is served and recorded.
+        let t = T0 + 5 * wait;
+        assert_eq!(
+            serve(&mut d, &db, &set_relays(RelaysSetting::On), t).1,
+            None
+        );
+        let unfrozen = crate::object::tests::run(
+            &db,
+            &ObjectRequest::SetFrozen {
+                namespace: crate::object::tests::ns("orders"),
+                frozen: false,
+                reason: "r".into(),
+                actor: "ops".into(),
+            },
+            t,
+        );
+        assert_eq!(unfrozen.reply.status, 200);
+        assert_eq!(serve(&mut d, &db, &relay_grant(INC, "r1"), t).0, 200);
+        // A freeze now waits the relay's lease out, from its grant.
+        let (status, act) = serve(&mut d, &db, &freeze(), t + 10);
+        assert_eq!(status, 200);
+        let act = act.expect("a relay holds a grant");
+        assert_eq!(acknowledged_at(&mut d, act, t + 10), t + wait);
+        // Relays off: answered once the relay's lease ran out (a replay of
+        // its grant just before is waited out too); then it is refused.
+        let t2 = t + 2 * wait;
+        let replay = serve(&mut d, &db, &relay_grant(INC, "r1"), t2);
+        assert_eq!(replay.0, 200, "a frozen namespace still replays");
+        let (status, act) = serve(&mut d, &db, &set_relays(RelaysSetting::Off), t2 + 5);
+        assert_eq!(status, 200);
+        assert_eq!(acknowledged_at(&mut d, act.unwrap(), t2 + 5), t2 + wait);
+        assert_eq!(
+            serve(&mut d, &db, &relay_grant(INC, "r1"), t2 + wait).0,
+            403
+        );
+    }
+
+    #[test]
+    fn after_a_restart_an_act_waits_a_lease_once_relays_were_on() {
+        use crate::object::tests::{create_req, db, T0};
+        let wait = RelayTerms::new(LEASE).unwrap().wait_ms() as i64;
+        let db = db();
+        let mut d = desk(T0);
+        serve(&mut d, &db, &create_req("orders", 1, 1_000_000, 100), T0);
+        serve(&mut d, &db, &set_relays(RelaysSetting::On), T0);
+        serve(&mut d, &db, &set_relays(RelaysSetting::Off), T0 + 2 * wait);
+        // A new run of the object: its desk is new and empty, but relays
+        // were on, so a floor waits a lease after the start.
+        let start = T0 + 10 * wait;
+        let mut d = desk(start);
+        let floor = ObjectRequest::Floor {
+            namespace: crate::object::tests::ns("orders"),
+            floor: rangeid_core::wire::DecU64(500),
+            actor: "ops".into(),
+        };
+        let (status, act) = serve(&mut d, &db, &floor, start + 1);
+        assert_eq!(status, 200);
+        assert_eq!(
+            acknowledged_at(&mut d, act.unwrap(), start + 1),
+            start + wait
+        );
+        // A refused act (a floor below next) waits for nothing.
+        let below = ObjectRequest::Floor {
+            namespace: crate::object::tests::ns("orders"),
+            floor: rangeid_core::wire::DecU64(100),
+            actor: "ops".into(),
+        };
+        let (status, act) = serve(&mut d, &db, &below, start + 2);
+        assert_eq!((status, act), (409, None));
+    }
+
+    #[test]
+    fn the_lease_must_be_one_core_accepts() {
+        assert!(RelayDesk::new(50, 0).is_err());
+        assert!(RelayDesk::new(100, 0).is_ok());
+    }
+}
