@@ -53,8 +53,8 @@ node --test 'npm/test/*.test.mjs'
 step "the admin page type-checks"
 www/node_modules/.bin/tsc -p www/tsconfig.json
 
-step "integration: the authority on workerd (API, fence and restore drills, hardening, HTTP fuzzing), the packed package (ESM, CJS, Chromium, Worker), the example apps (Next.js with Turbopack and webpack, Vite), the admin page in Chromium, the npm quick start with no Rust on PATH"
-node --test --test-concurrency=1 'tests/authority/*.test.mjs' 'tests/npm/*.test.mjs' 'tests/examples/*.test.mjs' 'tests/www/*.test.mjs' 'tests/quickstart/*.test.mjs' 'tests/guide/*.test.mjs'
+step "integration: the authority on workerd (API, fence and restore drills, hardening, HTTP fuzzing), the Rust client on it (threads, a restart, a token refresh), the packed package (ESM, CJS, Chromium, Worker), the example apps (Next.js with Turbopack and webpack, Vite), the admin page in Chromium, the npm quick start with no Rust on PATH"
+node --test --test-concurrency=1 'tests/authority/*.test.mjs' 'tests/rust-client/*.test.mjs' 'tests/npm/*.test.mjs' 'tests/examples/*.test.mjs' 'tests/www/*.test.mjs' 'tests/quickstart/*.test.mjs' 'tests/guide/*.test.mjs'
 
 step "chaos: 60 s of faults on the authority (workerd behind a faulty proxy; kills, restores, key rotation, freezes, floors) under 64 generators from the packed package; every ID accounted for"
 node --test tests/chaos/checker.test.mjs
