@@ -20,7 +20,7 @@ use rangeid_core::reply::Reply;
 use rangeid_core::{Action, Instant, Lease, Outgoing, Range, Ticket};
 use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
 use reqwest::Url;
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
 use crate::options::Token;
@@ -79,7 +79,6 @@ pub(crate) struct State {
 /// What the generator's handles and its background task share.
 pub(crate) struct Shared {
     pub shelf: Shelf,
-    pub wake: Notify,
     state: Mutex<State>,
     /// The error a caller who finds no ID gets now, kept without a lock.
     why_empty: ArcSwap<Error>,
@@ -113,7 +112,6 @@ impl Shared {
         let why = Error::from_issue(IssueError::Unavailable, None, None, &endpoint_text, None);
         Ok(Shared {
             shelf: Shelf::default(),
-            wake: Notify::new(),
             state: Mutex::new(State {
                 lease,
                 waiters: VecDeque::new(),
@@ -186,7 +184,7 @@ impl Shared {
             tx,
         });
         drop(st);
-        self.wake.notify_one();
+        self.shelf.wake.notify_one();
         rx
     }
 
@@ -369,7 +367,7 @@ impl Shared {
         let now = self.now();
         st.lease.handle_reply(ticket, &reply, now);
         drop(st);
-        self.wake.notify_one();
+        self.shelf.wake.notify_one();
     }
 
     /// One attempt: the token, the POST, the answer classified by core.
@@ -442,7 +440,7 @@ impl Shared {
         }
         self.why_empty.store(Arc::new(Error::closed()));
         drop(st);
-        self.wake.notify_one();
+        self.shelf.wake.notify_one();
         (abandoned, in_flight)
     }
 
@@ -474,11 +472,11 @@ pub(crate) async fn drive(shared: Arc<Shared>) {
         match next {
             Some(at) => {
                 tokio::select! {
-                    _ = shared.wake.notified() => {}
+                    _ = shared.shelf.wake.notified() => {}
                     _ = tokio::time::sleep_until(tokio::time::Instant::from_std(at)) => {}
                 }
             }
-            None => shared.wake.notified().await,
+            None => shared.shelf.wake.notified().await,
         }
     }
 }

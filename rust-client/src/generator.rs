@@ -196,7 +196,7 @@ impl Generator {
     #[cold]
     fn miss(&self) -> Error {
         // The driver refills the shelf when a reader finds it used up.
-        self.shared.wake.notify_one();
+        self.shared.shelf.wake.notify_one();
         self.shared.empty_error()
     }
 
@@ -268,7 +268,7 @@ impl Generator {
             Ok(ids) => {
                 drop(st);
                 // The shelf may need a refill now.
-                self.shared.wake.notify_one();
+                self.shared.shelf.wake.notify_one();
                 Ok(Some(ids))
             }
             Err(e) if e.waits() => Ok(None),

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rangeid_core::cursor::{CursorSlot, SLOT_LIMIT};
 use rangeid_core::Range;
+use tokio::sync::Notify;
 
 /// The two blocks, and which one issues.
 #[derive(Debug, Default)]
@@ -18,6 +19,9 @@ pub(crate) struct Shelf {
     issuing: AtomicUsize,
     /// A reader found a slot used up since the driver last looked.
     pub refill_wanted: AtomicBool,
+    /// Wakes the driver: a reader moved off a used-up block, a caller
+    /// waits, a token or a close wants it.
+    pub wake: Notify,
 }
 
 impl Shelf {
@@ -41,7 +45,11 @@ impl Shelf {
                 self.issuing
                     .compare_exchange(used_up, other, Ordering::Relaxed, Ordering::Relaxed);
         }
-        self.refill_wanted.store(true, Ordering::Release);
+        // The first reader to find it used up wakes the driver to refill
+        // it (and let the engine prefetch) before the other runs out too.
+        if !self.refill_wanted.swap(true, Ordering::AcqRel) {
+            self.wake.notify_one();
+        }
         id
     }
 
@@ -101,3 +109,28 @@ impl Shelf {
 
 /// The largest block the driver asks the engine to lend.
 pub(crate) const BLOCK: u64 = SLOT_LIMIT;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn moving_to_the_other_block_wakes_the_driver() {
+        let shelf = Shelf::default();
+        let mut blocks = [Range::new(1, 3), Range::new(10, 12)].into_iter().flatten();
+        shelf.refill(|_| blocks.next());
+        let ids: Vec<_> = (0..3).map(|_| shelf.next_id()).collect();
+        assert_eq!(ids, [Some(1), Some(2), Some(10)]);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let woken = rt.block_on(async {
+            tokio::time::timeout(Duration::from_millis(50), shelf.wake.notified())
+                .await
+                .is_ok()
+        });
+        assert!(woken, "the driver must hear that a block was used up");
+    }
+}
