@@ -303,6 +303,14 @@ struct Gate {
 /// A fence raise in flight, shared by every grant waiting for it.
 type Raise = Shared<LocalBoxFuture<'static, Result<u128, String>>>;
 
+/// The grants gathered for one shared commit ([`Namespace::decide`]), and
+/// the run that decides and writes them all, shared by every grant in it
+/// (each takes its step by its index).
+struct GrantBatch {
+    requests: Vec<ObjectRequest>,
+    run: Shared<LocalBoxFuture<'static, Rc<Vec<Step>>>>,
+}
+
 /// One namespace: its state, grant ledger and audit log.
 #[durable_object(alarm)]
 pub struct Namespace {
@@ -321,14 +329,19 @@ pub struct Namespace {
     // How often it checks in (ms), from RANGEID_CHECK_SECONDS.
     check_every: Result<i64, String>,
     raising: Rc<RefCell<Option<Raise>>>,
+    // The grants gathered for the next shared commit.
+    batch: Rc<RefCell<Option<GrantBatch>>>,
     // IDs asked for by grants now waiting for the fence to rise: the next
     // raise covers them too.
-    waiting: Cell<u64>,
+    waiting: Rc<Cell<u64>>,
     pushed_at: Cell<i64>,
     // Refusals counted since they were last added to storage.
     pending: RefCell<Refusals>,
     // When the last 429 refusal was logged (ms): a flood gets a line a second.
     throttle_logged_at: Cell<i64>,
+    /// The benchmark variant this object runs (test build only).
+    #[cfg(feature = "test-switches")]
+    bench: Option<crate::test_switches::Bench>,
 }
 
 /// The start, and the periodic check: reads the witness's mark and applies
@@ -400,6 +413,8 @@ impl DurableObject for Namespace {
             settings::check_interval(env_text(&env, "RANGEID_CHECK_SECONDS").as_deref())
                 .map(|s| s as i64 * 1000);
         let gate = Rc::new(Gate::default());
+        #[cfg(feature = "test-switches")]
+        let bench = bench_variant(&env);
         if schema.is_ok() {
             // The start gate: no event reaches the object before it has
             // heard from its witness (or failed to).
@@ -418,10 +433,13 @@ impl DurableObject for Namespace {
             alarm_at: Cell::new(None),
             gate,
             raising: Rc::new(RefCell::new(None)),
-            waiting: Cell::new(0),
+            batch: Rc::new(RefCell::new(None)),
+            waiting: Rc::new(Cell::new(0)),
             pushed_at: Cell::new(0),
             pending: RefCell::new(Refusals::default()),
             throttle_logged_at: Cell::new(i64::MIN),
+            #[cfg(feature = "test-switches")]
+            bench,
         }
     }
 
@@ -435,6 +453,12 @@ impl DurableObject for Namespace {
             (_, _, Err(reply)) => reply,
             (Ok(()), Ok(_), Ok(bytes)) => match serde_json::from_slice::<ObjectRequest>(&bytes) {
                 Err(e) => ApiError::unavailable(format!("bad object request: {e}")).reply(),
+                #[cfg(feature = "test-switches")]
+                Ok(ObjectRequest::Grant { .. })
+                    if self.bench == Some(crate::test_switches::Bench::NoStorage) =>
+                {
+                    HttpReply::json(200, &serde_json::json!({}))
+                }
                 Ok(request) => {
                     let reply = self.serve(&request).await;
                     // Every namespace's object keeps an alarm for its next
@@ -544,10 +568,7 @@ impl Namespace {
             }
         }
         for _ in 0..FENCE_TRIES {
-            // --- synchronous: one coalesced write, no await ---
-            let step = object::handle(&self.sql, request, self.waiting.get(), now_ms());
-            // --- end of the write batch ---
-            match step {
+            match self.decide(request).await {
                 Step::Reply(outcome) => {
                     if let (Some(kind), ObjectRequest::Grant { request, owner }) =
                         (outcome.refused, request)
@@ -564,6 +585,15 @@ impl Namespace {
                         }
                         self.count(kind).await;
                     }
+                    #[cfg(feature = "test-switches")]
+                    let outcome = if self.bench == Some(crate::test_switches::Bench::NoAfter) {
+                        object::Outcome {
+                            granted_at: None,
+                            ..outcome
+                        }
+                    } else {
+                        outcome
+                    };
                     if let Some(at) = outcome.granted_at {
                         self.after_grant(at).await;
                     } else if outcome.reply.status < 300
@@ -660,6 +690,70 @@ impl Namespace {
         );
         self.count(Counted::Fenced).await;
         ApiError::unavailable("the fence moved under this grant too often; retry").reply()
+    }
+
+    /// Decides `request` and writes what was decided. A grant joins the
+    /// batch gathered since the last run, which runs once the runtime has
+    /// delivered the requests already on their way (a zero timer fires
+    /// after the event loop's pending events): every grant in it decided
+    /// back to back with no `await`, so their writes share one SQLite
+    /// commit, and the output gate holds each of their replies until that
+    /// commit is durable. Anything else is decided at once, alone.
+    async fn decide(&self, request: &ObjectRequest) -> Step {
+        #[cfg(feature = "test-switches")]
+        let request = &match (self.bench, request) {
+            (Some(crate::test_switches::Bench::Unbatched), ObjectRequest::Grant { .. }) => {
+                return object::handle(&self.sql, request, self.waiting.get(), now_ms())
+            }
+            _ => request.clone(),
+        };
+        if !matches!(request, ObjectRequest::Grant { .. }) {
+            // --- synchronous: one write, no await ---
+            return object::handle(&self.sql, request, self.waiting.get(), now_ms());
+        }
+        let (run, index) = {
+            let mut slot = self.batch.borrow_mut();
+            let batch = slot.get_or_insert_with(|| self.grant_batch());
+            batch.requests.push(request.clone());
+            (batch.run.clone(), batch.requests.len() - 1)
+        };
+        let steps = run.await;
+        steps.get(index).cloned().unwrap_or_else(|| {
+            Step::Reply(ApiError::unavailable("a grant went missing from its batch").into())
+        })
+    }
+
+    /// A new, empty batch of grants and its run.
+    fn grant_batch(&self) -> GrantBatch {
+        let (storage, slot) = (self.state.storage(), Rc::clone(&self.batch));
+        let (gate, waiting) = (Rc::clone(&self.gate), Rc::clone(&self.waiting));
+        #[cfg(feature = "test-switches")]
+        let bench = self.bench;
+        let run = async move {
+            worker::Delay::from(std::time::Duration::ZERO).await;
+            let requests = slot.take().map(|b| b.requests).unwrap_or_default();
+            let sql = DoSql::from_storage(storage);
+            #[cfg(feature = "test-switches")]
+            if let Some(b) = bench {
+                return Rc::new(bench_batch(b, &sql, &requests, waiting.get()));
+            }
+            // --- synchronous: the whole batch, one commit, no await ---
+            let steps = requests.iter().map(|request| {
+                // The object went back to its start gate (a check-in found
+                // its witness behind) since this grant passed it.
+                if !gate.started.get() {
+                    let busy = "the fence's witness is being checked; nothing was granted";
+                    return Step::Reply(ApiError::unavailable(busy).into());
+                }
+                object::handle(&sql, request, waiting.get(), now_ms())
+            });
+            Rc::new(steps.collect())
+            // --- end of the write batch ---
+        };
+        GrantBatch {
+            requests: Vec::new(),
+            run: run.boxed_local().shared(),
+        }
     }
 
     /// The fence raise in flight, or a new one asking the witness for at
@@ -1214,6 +1308,11 @@ async fn handle(mut req: Request, env: &Env) -> HttpReply {
             worker::console_error!("{}", logline::config_refused(&problem));
         }
     }
+    #[cfg(feature = "test-switches")]
+    let plan = match bench_front(env, &config, authorization.as_deref(), now, plan) {
+        Ok(plan) => plan,
+        Err(reply) => return reply,
+    };
     let mut reply = execute(plan, env).await;
     config.cors.decorate(origin.as_deref(), &mut reply);
     if method == "HEAD" {
@@ -1276,4 +1375,96 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response
         worker::console_log!("{line}");
     }
     reply_or_unavailable(to_response(reply))
+}
+
+/// The benchmark variant the environment names (test build only).
+#[cfg(feature = "test-switches")]
+fn bench_variant(env: &Env) -> Option<crate::test_switches::Bench> {
+    crate::test_switches::Bench::parse(env_text(env, crate::test_switches::BENCH).as_deref())
+}
+
+/// A batch of grants as a benchmark variant runs it (test build only):
+/// rolled back instead of committed, or with the minute bucket written
+/// more times.
+#[cfg(feature = "test-switches")]
+fn bench_batch(
+    bench: crate::test_switches::Bench,
+    sql: &DoSql,
+    requests: &[ObjectRequest],
+    waiting: u64,
+) -> Vec<Step> {
+    use crate::test_switches::{Bench, REPEATS};
+    let run = || {
+        requests
+            .iter()
+            .map(|request| {
+                let step = object::handle(sql, request, waiting, now_ms());
+                if bench == Bench::Metrics {
+                    let minute = now_ms().div_euclid(crate::summary::MINUTE_MS);
+                    for _ in 0..REPEATS {
+                        let _ = store::add_to_minute(sql, minute, 0);
+                    }
+                }
+                step
+            })
+            .collect::<Vec<_>>()
+    };
+    if bench != Bench::NoCommit {
+        return run();
+    }
+    let mut steps = Vec::new();
+    let _ = sql.atomically(&mut || {
+        steps = run();
+        Err(StoreError("rolled back (benchmark)".into()))
+    });
+    steps
+}
+
+/// The front's part of a benchmark variant (test build only): no object
+/// call, or the token verified or the JSON handled more times.
+#[cfg(feature = "test-switches")]
+fn bench_front(
+    env: &Env,
+    config: &FrontConfig,
+    authorization: Option<&str>,
+    now: u64,
+    plan: Plan,
+) -> Result<Plan, HttpReply> {
+    use crate::test_switches::{Bench, REPEATS};
+    use std::hint::black_box;
+    let Plan::Object {
+        request: request @ ObjectRequest::Grant { .. },
+        ..
+    } = &plan
+    else {
+        return Ok(plan);
+    };
+    match bench_variant(env) {
+        Some(Bench::NoCall) => return Err(HttpReply::json(200, &serde_json::json!({}))),
+        Some(Bench::Token) => {
+            if let (Ok(keys), Ok(token)) = (&config.keys, crate::token::bearer(authorization)) {
+                for _ in 0..REPEATS {
+                    let _ = black_box(crate::token::verify(
+                        black_box(token),
+                        keys,
+                        config.audience.as_deref(),
+                        now,
+                    ));
+                }
+            }
+        }
+        Some(Bench::Json) => {
+            let reply = serde_json::to_string(&serde_json::json!({"namespace": "n",
+                "incarnation": "i", "requestId": "r", "start": "1", "end": "10001",
+                "replayed": false, "capacity": {"maxCount": 10000, "remaining": "1"}}))
+            .unwrap_or_default();
+            for _ in 0..REPEATS {
+                let text = serde_json::to_string(black_box(request)).unwrap_or_default();
+                let _ = black_box(serde_json::from_str::<ObjectRequest>(&text));
+                let _ = black_box(serde_json::from_str::<serde_json::Value>(black_box(&reply)));
+            }
+        }
+        _ => {}
+    }
+    Ok(plan)
 }
