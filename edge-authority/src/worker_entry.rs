@@ -585,17 +585,14 @@ impl Namespace {
                         }
                         self.count(kind).await;
                     }
-                    #[cfg(feature = "test-switches")]
-                    let outcome = if self.bench == Some(crate::test_switches::Bench::NoAfter) {
-                        object::Outcome {
-                            granted_at: None,
-                            ..outcome
-                        }
-                    } else {
-                        outcome
-                    };
                     if let Some(at) = outcome.granted_at {
-                        self.after_grant(at).await;
+                        #[cfg(feature = "test-switches")]
+                        let after = self.bench != Some(crate::test_switches::Bench::NoAfter);
+                        #[cfg(not(feature = "test-switches"))]
+                        let after = true;
+                        if after {
+                            self.after_grant(at).await;
+                        }
                     } else if outcome.reply.status < 300
                         && !matches!(
                             request,
