@@ -587,8 +587,9 @@ pub fn verify(
         }
         None => validation.validate_aud = false,
     }
-    let data = jsonwebtoken::decode::<ClaimsFields>(token, &entry.decoding, &validation).map_err(
-        |e| match e.kind() {
+    let data =
+        jsonwebtoken::decode::<ClaimsFields>(token, &entry.decoding, &validation).map_err(|e| {
+            match e.kind() {
             K::InvalidSignature | K::InvalidAlgorithm | K::InvalidEddsaKey => {
                 TokenError::BadSignature
             }
@@ -600,8 +601,8 @@ pub fn verify(
                 )
             }
             _ => TokenError::Malformed("not a JWT"),
-        },
-    )?;
+        }
+        })?;
     let fields = data.claims;
     if fields
         .nbf

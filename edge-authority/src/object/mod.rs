@@ -213,6 +213,14 @@ impl ObjectRequest {
         }
     }
 
+    /// Whether the request joins the batch of requests that share one
+    /// commit (see [`serve::Serving::joins_batch`]): a grant, the one
+    /// request that comes in floods. Admin changes, reads and exports are
+    /// decided alone, at once.
+    pub fn joins_batch(&self) -> bool {
+        matches!(self, ObjectRequest::Grant { .. })
+    }
+
     /// Whether the answer shows the refusals counted so far (a summary):
     /// the driver adds those it counted in memory to storage first.
     pub fn shows_refusals(&self) -> bool {

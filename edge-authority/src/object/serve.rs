@@ -13,7 +13,15 @@
 //!   ([`transfer::export`]), pushes the summary, and answers the document
 //!   only once the witness is raised past the last ID (retired);
 //! - an admin change that succeeded is pushed to the registry at once
-//!   ([`ObjectRequest::changes_admin_state`]).
+//!   ([`ObjectRequest::changes_admin_state`]);
+//! - grants about to run their storage logic join a batch
+//!   ([`Serving::joins_batch`]) that the driver polls back to back, with no
+//!   await, so their writes share one SQLite commit and the output gate
+//!   holds each reply until it is durable; a grant whose batch runs after
+//!   the object went back to its start gate writes nothing and answers 503
+//!   ([`Serving::poll_in_batch`]).
+
+use std::rc::Rc;
 
 use rangeid_core::fence::Witnessed;
 
@@ -139,22 +147,54 @@ enum State {
     Done,
 }
 
-/// One request being served.
+/// One request being served. It owns its request, so a driver can hand it
+/// to the batch that shares one commit and take it back.
 #[derive(Clone, Debug)]
-pub struct Serving<'r> {
-    request: &'r ObjectRequest,
+pub struct Serving {
+    request: Rc<ObjectRequest>,
     state: State,
     handled: usize,
 }
 
-impl<'r> Serving<'r> {
+impl Serving {
     /// Starts serving `request` (after the start gate).
-    pub fn new(request: &'r ObjectRequest) -> Serving<'r> {
+    pub fn new(request: &ObjectRequest) -> Serving {
         Serving {
-            request,
+            request: Rc::new(request.clone()),
             state: State::Start,
             handled: 0,
         }
+    }
+
+    /// Whether the next poll joins the batch of grants that share one
+    /// commit: a grant ([`ObjectRequest::joins_batch`]) about to run its
+    /// storage logic (first, or again after its fence rose). The driver
+    /// gathers such requests until its event loop goes idle, then polls
+    /// them all with [`Serving::poll_in_batch`], back to back, no await in
+    /// between.
+    pub fn joins_batch(&self) -> bool {
+        self.request.joins_batch() && matches!(self.state, State::Start | State::Handling)
+    }
+
+    /// [`Serving::poll`] inside a batch; `started` is whether the object's
+    /// start gate is still open. A check-in that found the witness behind
+    /// closes it again while the batch was gathered: a grant then writes
+    /// nothing and answers 503 (counted as fenced), as one that found the
+    /// gate closed would.
+    pub fn poll_in_batch(
+        &mut self,
+        sql: &impl Sql,
+        waiting: u64,
+        now: i64,
+        started: bool,
+    ) -> Action {
+        if !started && self.joins_batch() {
+            self.finish(Finished::fenced(
+                ApiError::unavailable("the fence's witness is being checked; nothing was granted")
+                    .reply(),
+            ));
+        }
+        self.poll(sql, waiting, now)
     }
 
     /// The next action at `now`; `waiting` is what other grants, waiting
@@ -167,9 +207,10 @@ impl<'r> Serving<'r> {
             match std::mem::replace(&mut self.state, State::Done) {
                 State::Start => {
                     self.state = State::Handling;
+                    let request = Rc::clone(&self.request);
                     if let ObjectRequest::Floor {
                         namespace, floor, ..
-                    } = self.request
+                    } = &*request
                     {
                         match admin::floor_mark(sql, namespace, floor.0) {
                             Err(e) => self.state = State::Finished(Finished::reply(e.reply())),
@@ -217,7 +258,8 @@ impl<'r> Serving<'r> {
 
     /// Handles the request once more (the storage logic, synchronously).
     fn handle(&mut self, sql: &impl Sql, waiting: u64, now: i64) {
-        let request = self.request;
+        let request = Rc::clone(&self.request);
+        let request = &*request;
         if self.handled >= FENCE_TRIES {
             let log = logline::fence_unreachable(
                 request.namespace().as_str(),
@@ -316,6 +358,7 @@ impl<'r> Serving<'r> {
     /// the witness was read. Ignored when no read was asked for.
     pub fn handle_read(&mut self, sql: &impl Sql, got: Result<Witnessed, String>, now: i64) {
         let state = std::mem::replace(&mut self.state, State::Done);
+        let request = Rc::clone(&self.request);
         let (
             State::Reading { sent_at },
             ObjectRequest::Export {
@@ -324,7 +367,7 @@ impl<'r> Serving<'r> {
                 actor,
                 source,
             },
-        ) = (&state, self.request)
+        ) = (&state, &*request)
         else {
             self.state = state;
             return;
@@ -582,5 +625,114 @@ mod tests {
             Some(Counted::Fenced)
         );
         assert_eq!(Finished::witness_unreached(&floor(5)).counted, None);
+    }
+
+    /// Raises the fence far enough for every grant below, so a batch is
+    /// decided without a raise.
+    fn started_namespace() -> MemSqlDb {
+        let db = db();
+        run(&db, &create_req("orders", 1, 10_000_000, 1_000), T0);
+        let request = grant_req("orders", "a", "warm", 1);
+        let mut s = Serving::new(&request);
+        if let Action::Raise { .. } = s.poll(&db, 0, T0) {
+            raise(&db, 1_000_000);
+            s.handle_raised(Ok(true));
+        }
+        assert_eq!(finished(s.poll(&db, 0, T0)).reply.status, 200);
+        db
+    }
+
+    type MemSqlDb = crate::object::store::mem::MemSql;
+
+    #[test]
+    fn only_grants_about_to_run_their_storage_logic_join_a_batch() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 10_000_000, 1_000), T0);
+        let grant = grant_req("orders", "a", "r1", 100);
+        let mut s = Serving::new(&grant);
+        assert!(s.joins_batch(), "a new grant");
+        let Action::Raise { target, .. } = s.poll_in_batch(&db, 0, T0, true) else {
+            panic!("the first grant passes the fence");
+        };
+        assert!(!s.joins_batch(), "waiting for its raise");
+        raise(&db, target);
+        s.handle_raised(Ok(true));
+        assert!(s.joins_batch(), "handled again after the raise: in a batch");
+        assert_eq!(
+            finished(s.poll_in_batch(&db, 0, T0, true)).reply.status,
+            200
+        );
+        assert!(!s.joins_batch(), "answered");
+        for other in [
+            create_req("other", 1, 10, 1),
+            floor(5),
+            ObjectRequest::Summary {
+                namespace: ns("orders"),
+            },
+            ObjectRequest::Export {
+                namespace: ns("orders"),
+                reason: "moving".into(),
+                actor: "ops".into(),
+                source: "http://127.0.0.1:8787".into(),
+            },
+        ] {
+            assert!(!other.joins_batch(), "{other:?}");
+            assert!(!Serving::new(&other).joins_batch(), "{other:?}");
+        }
+    }
+
+    #[test]
+    fn a_batch_run_after_the_start_gate_closed_writes_nothing() {
+        let db = started_namespace();
+        let before = next(&db);
+        let request = grant_req("orders", "a", "r2", 10);
+        let mut s = Serving::new(&request);
+        let done = finished(s.poll_in_batch(&db, 0, T0, false));
+        assert_eq!(done.reply.status, 503, "{}", done.reply.body);
+        assert!(done.reply.body.contains("nothing was granted"));
+        assert_eq!(done.counted, Some(Counted::Fenced));
+        assert_eq!(done.granted_at, None);
+        assert_eq!(next(&db), before, "nothing written");
+        // The same request id, once the gate is open again, is granted
+        // afresh (nothing of it was recorded).
+        let done = finished(Serving::new(&request).poll_in_batch(&db, 0, T0, true));
+        assert_eq!(done.reply.status, 200, "{}", done.reply.body);
+        assert!(
+            done.reply.body.contains("\"replayed\":false"),
+            "{}",
+            done.reply.body
+        );
+    }
+
+    #[test]
+    fn a_batch_decides_its_grants_back_to_back_in_one_commit() {
+        let db = started_namespace();
+        let requests: Vec<_> = (0..5)
+            .map(|i| grant_req("orders", "a", &format!("b{i}"), 10))
+            .collect();
+        let mut servings: Vec<_> = requests.iter().map(Serving::new).collect();
+        assert!(servings.iter().all(Serving::joins_batch));
+        // The driver's run: every grant polled inside one transaction.
+        let mut done = Vec::new();
+        db.atomically(&mut || {
+            done = servings
+                .iter_mut()
+                .map(|s| finished(s.poll_in_batch(&db, 0, T0, true)))
+                .collect();
+            Ok(())
+        })
+        .unwrap();
+        let mut starts: Vec<String> = done
+            .iter()
+            .map(|d| {
+                assert_eq!(d.reply.status, 200, "{}", d.reply.body);
+                assert_eq!(d.granted_at, Some(T0));
+                let v: serde_json::Value = serde_json::from_str(&d.reply.body).unwrap();
+                v["start"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        starts.sort();
+        starts.dedup();
+        assert_eq!(starts.len(), 5, "five disjoint ranges: {starts:?}");
     }
 }
