@@ -244,6 +244,19 @@ impl Serving {
         }
     }
 
+    /// Raises the target of a fence raise it asked for to `target`, when
+    /// that is higher.
+    fn raise_fence_to(&mut self, top: u128) {
+        if let State::Raising {
+            target,
+            purpose: RaiseFor::Fence { .. },
+            ..
+        } = &mut self.state
+        {
+            *target = (*target).max(top);
+        }
+    }
+
     fn raise(&mut self, target: u128, purpose: RaiseFor, reply: Option<HttpReply>) {
         self.state = State::Raising {
             target,
@@ -395,6 +408,57 @@ impl Serving {
             Ok((reply, retire)) => self.state = State::Exported { reply, retire },
         }
     }
+}
+
+/// Polls a batch of grants ([`Serving::joins_batch`]) back to back, with
+/// no await, so their writes share one commit: the action for each, in
+/// order. `waiting` is what grants already waiting for the fence asked for.
+/// Grants of the batch that pass the fence ask for one raise that covers
+/// them all (each counts those before it as waiting, and all get the
+/// highest target), so they are granted together once it lands rather than
+/// one more per raise.
+pub fn poll_batch(
+    servings: &mut [Serving],
+    sql: &impl Sql,
+    waiting: u64,
+    now: i64,
+    started: bool,
+) -> Vec<Action> {
+    let mut waiting = waiting;
+    let mut actions: Vec<Action> = servings
+        .iter_mut()
+        .map(|s| {
+            let action = s.poll_in_batch(sql, waiting, now, started);
+            if let Action::Raise {
+                purpose: RaiseFor::Fence { count },
+                ..
+            } = action
+            {
+                waiting = waiting.saturating_add(count);
+            }
+            action
+        })
+        .collect();
+    let fence = |a: &Action| match a {
+        Action::Raise {
+            target,
+            purpose: RaiseFor::Fence { .. },
+        } => Some(*target),
+        _ => None,
+    };
+    if let Some(top) = actions.iter().filter_map(fence).max() {
+        for (s, a) in servings.iter_mut().zip(&mut actions) {
+            if let Action::Raise {
+                target,
+                purpose: RaiseFor::Fence { .. },
+            } = a
+            {
+                *target = top;
+                s.raise_fence_to(top);
+            }
+        }
+    }
+    actions
 }
 
 #[cfg(test)]
@@ -734,5 +798,44 @@ mod tests {
         starts.sort();
         starts.dedup();
         assert_eq!(starts.len(), 5, "five disjoint ranges: {starts:?}");
+    }
+
+    #[test]
+    fn grants_of_a_batch_that_pass_the_fence_share_one_raise_covering_them_all() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 10_000_000, 1_000), T0);
+        let requests: Vec<_> = (0..8)
+            .map(|i| grant_req("orders", "a", &format!("f{i}"), 900))
+            .collect();
+        let mut servings: Vec<_> = requests.iter().map(Serving::new).collect();
+        let actions = poll_batch(&mut servings, &db, 0, T0, true);
+        let targets: Vec<u128> = actions
+            .iter()
+            .map(|a| match a {
+                Action::Raise {
+                    target,
+                    purpose: RaiseFor::Fence { .. },
+                } => *target,
+                other => panic!("a new namespace's grants pass the fence: {other:?}"),
+            })
+            .collect();
+        assert!(targets.iter().all(|t| *t == targets[0]), "{targets:?}");
+        assert!(targets[0] >= 1 + 8 * 900, "covers all eight: {targets:?}");
+        // Polled again while the raise is in flight: the same target.
+        assert_eq!(
+            servings[0].poll(&db, 0, T0),
+            Action::Raise {
+                target: targets[0],
+                purpose: RaiseFor::Fence { count: 900 }
+            }
+        );
+        // One raise, then every grant of the batch is granted in the next.
+        raise(&db, targets[0]);
+        for s in &mut servings {
+            s.handle_raised(Ok(true));
+        }
+        for a in poll_batch(&mut servings, &db, 0, T0, true) {
+            assert_eq!(finished(a).reply.status, 200);
+        }
     }
 }

@@ -22,7 +22,7 @@ use worker::{
 use crate::object::raise::{RaiseAction, Raising};
 use crate::object::registry::RegistryRequest;
 use crate::object::schedule::{self, AlarmSlot, Clock};
-use crate::object::serve::{Action, Finished, RaiseFor, Serving};
+use crate::object::serve::{self, Action, Finished, RaiseFor, Serving};
 use crate::object::store::{self, Sql, StoreError};
 use crate::object::witness::{FenceMark, FenceRequest};
 use crate::object::{self, ObjectRequest};
@@ -467,14 +467,11 @@ impl Namespace {
             let sql = DoSql::from_storage(storage);
             // --- synchronous: the whole batch, one commit, no await ---
             let mut poll_all = || {
-                let started = gate.started.get();
-                let polled = servings.iter_mut().map(|s| {
-                    let action = s.poll_in_batch(&sql, waiting.get(), now_ms(), started);
-                    #[cfg(feature = "test-switches")]
-                    bench_after_poll(bench, &sql);
-                    action
-                });
-                polled.collect::<Vec<_>>()
+                let (started, now) = (gate.started.get(), now_ms());
+                let actions = serve::poll_batch(&mut servings, &sql, waiting.get(), now, started);
+                #[cfg(feature = "test-switches")]
+                bench_after_poll(bench, &sql, actions.len());
+                actions
             };
             #[cfg(feature = "test-switches")]
             let actions = bench_batch(bench, &sql, &mut poll_all);
@@ -675,13 +672,13 @@ impl Namespace {
 #[cfg(feature = "test-switches")]
 use crate::shared::test_switches::Bench;
 
-/// After each grant of a batch (test build only): the minute bucket
-/// written [`crate::shared::test_switches::REPEATS`] more times.
+/// After a batch of `grants` (test build only): the minute bucket written
+/// [`crate::shared::test_switches::REPEATS`] more times per grant.
 #[cfg(feature = "test-switches")]
-fn bench_after_poll(bench: Option<Bench>, sql: &DoSql) {
+fn bench_after_poll(bench: Option<Bench>, sql: &DoSql, grants: usize) {
     if bench == Some(Bench::Metrics) {
         let minute = now_ms().div_euclid(crate::shared::summary::MINUTE_MS);
-        for _ in 0..crate::shared::test_switches::REPEATS {
+        for _ in 0..crate::shared::test_switches::REPEATS * grants {
             let _ = store::add_to_minute(sql, minute, 0);
         }
     }
