@@ -820,7 +820,7 @@ mod tests {
             })
             .collect();
         assert!(targets.iter().all(|t| *t == targets[0]), "{targets:?}");
-        assert!(targets[0] >= 1 + 8 * 900, "covers all eight: {targets:?}");
+        assert!(targets[0] > 8 * 900, "covers all eight: {targets:?}");
         // Polled again while the raise is in flight: the same target.
         assert_eq!(
             servings[0].poll(&db, 0, T0),
