@@ -19,6 +19,7 @@ export const SWITCHES = [
   'RANGEID_TEST_ONLY_WITNESS_DOWN',
   'RANGEID_TEST_ONLY_WITNESS_RAISES',
   'RANGEID_TEST_ONLY_FENCE_OFF',
+  'RANGEID_TEST_ONLY_BENCH',
 ];
 
 /** The production build's folder and the test build's. */

@@ -258,6 +258,11 @@ async fn handle(mut req: Request, env: &Env) -> HttpReply {
             worker::console_error!("{}", logline::config_refused(&problem));
         }
     }
+    #[cfg(feature = "test-switches")]
+    let plan = match bench_front(env, &config, authorization.as_deref(), now, plan) {
+        Ok(plan) => plan,
+        Err(reply) => return reply,
+    };
     let mut reply = execute(plan, env).await;
     config.cors.decorate(origin.as_deref(), &mut reply);
     if method == "HEAD" {
@@ -320,4 +325,55 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response
         worker::console_log!("{line}");
     }
     reply_or_unavailable(to_response(reply))
+}
+
+/// The front's part of a benchmark variant (test build only): no object
+/// call, or the token verified or the JSON handled more times.
+#[cfg(feature = "test-switches")]
+fn bench_front(
+    env: &Env,
+    config: &FrontConfig,
+    authorization: Option<&str>,
+    now: u64,
+    plan: Plan,
+) -> Result<Plan, HttpReply> {
+    use crate::shared::test_switches::{Bench, BENCH, REPEATS};
+    use std::hint::black_box;
+    let Plan::Object {
+        request: request @ ObjectRequest::Grant { .. },
+        ..
+    } = &plan
+    else {
+        return Ok(plan);
+    };
+    match Bench::parse(env_text(env, BENCH).as_deref()) {
+        Some(Bench::NoCall) => return Err(HttpReply::json(200, &serde_json::json!({}))),
+        Some(Bench::Token) => {
+            if let (Ok(keys), Ok(token)) =
+                (&config.keys, crate::front::token::bearer(authorization))
+            {
+                for _ in 0..REPEATS {
+                    let _ = black_box(crate::front::token::verify(
+                        black_box(token),
+                        keys,
+                        config.audience.as_deref(),
+                        now,
+                    ));
+                }
+            }
+        }
+        Some(Bench::Json) => {
+            let reply = serde_json::to_string(&serde_json::json!({"namespace": "n",
+                "incarnation": "i", "requestId": "r", "start": "1", "end": "10001",
+                "replayed": false, "capacity": {"maxCount": 10000, "remaining": "1"}}))
+            .unwrap_or_default();
+            for _ in 0..REPEATS {
+                let text = serde_json::to_string(black_box(request)).unwrap_or_default();
+                let _ = black_box(serde_json::from_str::<ObjectRequest>(&text));
+                let _ = black_box(serde_json::from_str::<serde_json::Value>(black_box(&reply)));
+            }
+        }
+        _ => {}
+    }
+    Ok(plan)
 }

@@ -230,6 +230,17 @@ impl ObjectRequest {
         }
     }
 
+    /// Whether the request joins the batch of requests that share one
+    /// commit (see [`serve::Serving::joins_batch`]): a generator's grant,
+    /// the one request that comes in floods. Admin changes, reads and
+    /// exports are decided alone, at once, and so is a relay's grant: the
+    /// relay gate records it in the same step as its decision
+    /// (`relays::RelayDesk::answered`), which a batch's run would split
+    /// from the answer by an await, letting an act begin without it.
+    pub fn joins_batch(&self) -> bool {
+        matches!(self, ObjectRequest::Grant { relay: false, .. })
+    }
+
     /// Whether the answer shows the refusals counted so far (a summary):
     /// the driver adds those it counted in memory to storage first.
     pub fn shows_refusals(&self) -> bool {

@@ -13,7 +13,15 @@
 //!   ([`transfer::export`]), pushes the summary, and answers the document
 //!   only once the witness is raised past the last ID (retired);
 //! - an admin change that succeeded is pushed to the registry at once
-//!   ([`ObjectRequest::changes_admin_state`]).
+//!   ([`ObjectRequest::changes_admin_state`]);
+//! - grants about to run their storage logic join a batch
+//!   ([`Serving::joins_batch`]) that the driver polls back to back, with no
+//!   await, so their writes share one SQLite commit and the output gate
+//!   holds each reply until it is durable; a grant whose batch runs after
+//!   the object went back to its start gate writes nothing and answers 503
+//!   ([`Serving::poll_in_batch`]).
+
+use std::rc::Rc;
 
 use rangeid_core::fence::Witnessed;
 
@@ -139,22 +147,54 @@ enum State {
     Done,
 }
 
-/// One request being served.
+/// One request being served. It owns its request, so a driver can hand it
+/// to the batch that shares one commit and take it back.
 #[derive(Clone, Debug)]
-pub struct Serving<'r> {
-    request: &'r ObjectRequest,
+pub struct Serving {
+    request: Rc<ObjectRequest>,
     state: State,
     handled: usize,
 }
 
-impl<'r> Serving<'r> {
+impl Serving {
     /// Starts serving `request` (after the start gate).
-    pub fn new(request: &'r ObjectRequest) -> Serving<'r> {
+    pub fn new(request: &ObjectRequest) -> Serving {
         Serving {
-            request,
+            request: Rc::new(request.clone()),
             state: State::Start,
             handled: 0,
         }
+    }
+
+    /// Whether the next poll joins the batch of grants that share one
+    /// commit: a grant ([`ObjectRequest::joins_batch`]) about to run its
+    /// storage logic (first, or again after its fence rose). The driver
+    /// gathers such requests until its event loop goes idle, then polls
+    /// them all with [`Serving::poll_in_batch`], back to back, no await in
+    /// between.
+    pub fn joins_batch(&self) -> bool {
+        self.request.joins_batch() && matches!(self.state, State::Start | State::Handling)
+    }
+
+    /// [`Serving::poll`] inside a batch; `started` is whether the object's
+    /// start gate is still open. A check-in that found the witness behind
+    /// closes it again while the batch was gathered: a grant then writes
+    /// nothing and answers 503 (counted as fenced), as one that found the
+    /// gate closed would.
+    pub fn poll_in_batch(
+        &mut self,
+        sql: &impl Sql,
+        waiting: u64,
+        now: i64,
+        started: bool,
+    ) -> Action {
+        if !started && self.joins_batch() {
+            self.finish(Finished::fenced(
+                ApiError::unavailable("the fence's witness is being checked; nothing was granted")
+                    .reply(),
+            ));
+        }
+        self.poll(sql, waiting, now)
     }
 
     /// The next action at `now`; `waiting` is what other grants, waiting
@@ -167,9 +207,10 @@ impl<'r> Serving<'r> {
             match std::mem::replace(&mut self.state, State::Done) {
                 State::Start => {
                     self.state = State::Handling;
+                    let request = Rc::clone(&self.request);
                     if let ObjectRequest::Floor {
                         namespace, floor, ..
-                    } = self.request
+                    } = &*request
                     {
                         match admin::floor_mark(sql, namespace, floor.0) {
                             Err(e) => self.state = State::Finished(Finished::reply(e.reply())),
@@ -203,6 +244,19 @@ impl<'r> Serving<'r> {
         }
     }
 
+    /// Raises the target of a fence raise it asked for to `target`, when
+    /// that is higher.
+    fn raise_fence_to(&mut self, top: u128) {
+        if let State::Raising {
+            target,
+            purpose: RaiseFor::Fence { .. },
+            ..
+        } = &mut self.state
+        {
+            *target = (*target).max(top);
+        }
+    }
+
     fn raise(&mut self, target: u128, purpose: RaiseFor, reply: Option<HttpReply>) {
         self.state = State::Raising {
             target,
@@ -217,7 +271,8 @@ impl<'r> Serving<'r> {
 
     /// Handles the request once more (the storage logic, synchronously).
     fn handle(&mut self, sql: &impl Sql, waiting: u64, now: i64) {
-        let request = self.request;
+        let request = Rc::clone(&self.request);
+        let request = &*request;
         if self.handled >= FENCE_TRIES {
             let log = logline::fence_unreachable(
                 request.namespace().as_str(),
@@ -316,6 +371,7 @@ impl<'r> Serving<'r> {
     /// the witness was read. Ignored when no read was asked for.
     pub fn handle_read(&mut self, sql: &impl Sql, got: Result<Witnessed, String>, now: i64) {
         let state = std::mem::replace(&mut self.state, State::Done);
+        let request = Rc::clone(&self.request);
         let (
             State::Reading { sent_at },
             ObjectRequest::Export {
@@ -324,7 +380,7 @@ impl<'r> Serving<'r> {
                 actor,
                 source,
             },
-        ) = (&state, self.request)
+        ) = (&state, &*request)
         else {
             self.state = state;
             return;
@@ -352,6 +408,57 @@ impl<'r> Serving<'r> {
             Ok((reply, retire)) => self.state = State::Exported { reply, retire },
         }
     }
+}
+
+/// Polls a batch of grants ([`Serving::joins_batch`]) back to back, with
+/// no await, so their writes share one commit: the action for each, in
+/// order. `waiting` is what grants already waiting for the fence asked for.
+/// Grants of the batch that pass the fence ask for one raise that covers
+/// them all (each counts those before it as waiting, and all get the
+/// highest target), so they are granted together once it lands rather than
+/// one more per raise.
+pub fn poll_batch(
+    servings: &mut [Serving],
+    sql: &impl Sql,
+    waiting: u64,
+    now: i64,
+    started: bool,
+) -> Vec<Action> {
+    let mut waiting = waiting;
+    let mut actions: Vec<Action> = servings
+        .iter_mut()
+        .map(|s| {
+            let action = s.poll_in_batch(sql, waiting, now, started);
+            if let Action::Raise {
+                purpose: RaiseFor::Fence { count },
+                ..
+            } = action
+            {
+                waiting = waiting.saturating_add(count);
+            }
+            action
+        })
+        .collect();
+    let fence = |a: &Action| match a {
+        Action::Raise {
+            target,
+            purpose: RaiseFor::Fence { .. },
+        } => Some(*target),
+        _ => None,
+    };
+    if let Some(top) = actions.iter().filter_map(fence).max() {
+        for (s, a) in servings.iter_mut().zip(&mut actions) {
+            if let Action::Raise {
+                target,
+                purpose: RaiseFor::Fence { .. },
+            } = a
+            {
+                *target = top;
+                s.raise_fence_to(top);
+            }
+        }
+    }
+    actions
 }
 
 #[cfg(test)]
@@ -582,5 +689,164 @@ mod tests {
             Some(Counted::Fenced)
         );
         assert_eq!(Finished::witness_unreached(&floor(5)).counted, None);
+    }
+
+    /// Raises the fence far enough for every grant below, so a batch is
+    /// decided without a raise.
+    fn started_namespace() -> MemSqlDb {
+        let db = db();
+        run(&db, &create_req("orders", 1, 10_000_000, 1_000), T0);
+        let request = grant_req("orders", "a", "warm", 1);
+        let mut s = Serving::new(&request);
+        if let Action::Raise { .. } = s.poll(&db, 0, T0) {
+            raise(&db, 1_000_000);
+            s.handle_raised(Ok(true));
+        }
+        assert_eq!(finished(s.poll(&db, 0, T0)).reply.status, 200);
+        db
+    }
+
+    type MemSqlDb = crate::object::store::mem::MemSql;
+
+    #[test]
+    fn only_grants_about_to_run_their_storage_logic_join_a_batch() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 10_000_000, 1_000), T0);
+        let grant = grant_req("orders", "a", "r1", 100);
+        let mut s = Serving::new(&grant);
+        assert!(s.joins_batch(), "a new grant");
+        let Action::Raise { target, .. } = s.poll_in_batch(&db, 0, T0, true) else {
+            panic!("the first grant passes the fence");
+        };
+        assert!(!s.joins_batch(), "waiting for its raise");
+        raise(&db, target);
+        s.handle_raised(Ok(true));
+        assert!(s.joins_batch(), "handled again after the raise: in a batch");
+        assert_eq!(
+            finished(s.poll_in_batch(&db, 0, T0, true)).reply.status,
+            200
+        );
+        assert!(!s.joins_batch(), "answered");
+        // A relay's grant is decided alone: the relay gate records it in the
+        // step of its decision, which a batch's run would split by an await.
+        let relayed = match grant_req("orders", "r", "r1", 100) {
+            ObjectRequest::Grant { request, owner, .. } => ObjectRequest::Grant {
+                request,
+                owner,
+                relay: true,
+            },
+            _ => unreachable!(),
+        };
+        for other in [
+            relayed,
+            create_req("other", 1, 10, 1),
+            floor(5),
+            ObjectRequest::Summary {
+                namespace: ns("orders"),
+            },
+            ObjectRequest::Export {
+                namespace: ns("orders"),
+                reason: "moving".into(),
+                actor: "ops".into(),
+                source: "http://127.0.0.1:8787".into(),
+            },
+        ] {
+            assert!(!other.joins_batch(), "{other:?}");
+            assert!(!Serving::new(&other).joins_batch(), "{other:?}");
+        }
+    }
+
+    #[test]
+    fn a_batch_run_after_the_start_gate_closed_writes_nothing() {
+        let db = started_namespace();
+        let before = next(&db);
+        let request = grant_req("orders", "a", "r2", 10);
+        let mut s = Serving::new(&request);
+        let done = finished(s.poll_in_batch(&db, 0, T0, false));
+        assert_eq!(done.reply.status, 503, "{}", done.reply.body);
+        assert!(done.reply.body.contains("nothing was granted"));
+        assert_eq!(done.counted, Some(Counted::Fenced));
+        assert_eq!(done.granted_at, None);
+        assert_eq!(next(&db), before, "nothing written");
+        // The same request id, once the gate is open again, is granted
+        // afresh (nothing of it was recorded).
+        let done = finished(Serving::new(&request).poll_in_batch(&db, 0, T0, true));
+        assert_eq!(done.reply.status, 200, "{}", done.reply.body);
+        assert!(
+            done.reply.body.contains("\"replayed\":false"),
+            "{}",
+            done.reply.body
+        );
+    }
+
+    #[test]
+    fn a_batch_decides_its_grants_back_to_back_in_one_commit() {
+        let db = started_namespace();
+        let requests: Vec<_> = (0..5)
+            .map(|i| grant_req("orders", "a", &format!("b{i}"), 10))
+            .collect();
+        let mut servings: Vec<_> = requests.iter().map(Serving::new).collect();
+        assert!(servings.iter().all(Serving::joins_batch));
+        // The driver's run: every grant polled inside one transaction.
+        let mut done = Vec::new();
+        db.atomically(&mut || {
+            done = servings
+                .iter_mut()
+                .map(|s| finished(s.poll_in_batch(&db, 0, T0, true)))
+                .collect();
+            Ok(())
+        })
+        .unwrap();
+        let mut starts: Vec<String> = done
+            .iter()
+            .map(|d| {
+                assert_eq!(d.reply.status, 200, "{}", d.reply.body);
+                assert_eq!(d.granted_at, Some(T0));
+                let v: serde_json::Value = serde_json::from_str(&d.reply.body).unwrap();
+                v["start"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        starts.sort();
+        starts.dedup();
+        assert_eq!(starts.len(), 5, "five disjoint ranges: {starts:?}");
+    }
+
+    #[test]
+    fn grants_of_a_batch_that_pass_the_fence_share_one_raise_covering_them_all() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 10_000_000, 1_000), T0);
+        let requests: Vec<_> = (0..8)
+            .map(|i| grant_req("orders", "a", &format!("f{i}"), 900))
+            .collect();
+        let mut servings: Vec<_> = requests.iter().map(Serving::new).collect();
+        let actions = poll_batch(&mut servings, &db, 0, T0, true);
+        let targets: Vec<u128> = actions
+            .iter()
+            .map(|a| match a {
+                Action::Raise {
+                    target,
+                    purpose: RaiseFor::Fence { .. },
+                } => *target,
+                other => panic!("a new namespace's grants pass the fence: {other:?}"),
+            })
+            .collect();
+        assert!(targets.iter().all(|t| *t == targets[0]), "{targets:?}");
+        assert!(targets[0] > 8 * 900, "covers all eight: {targets:?}");
+        // Polled again while the raise is in flight: the same target.
+        assert_eq!(
+            servings[0].poll(&db, 0, T0),
+            Action::Raise {
+                target: targets[0],
+                purpose: RaiseFor::Fence { count: 900 }
+            }
+        );
+        // One raise, then every grant of the batch is granted in the next.
+        raise(&db, targets[0]);
+        for s in &mut servings {
+            s.handle_raised(Ok(true));
+        }
+        for a in poll_batch(&mut servings, &db, 0, T0, true) {
+            assert_eq!(finished(a).reply.status, 200);
+        }
     }
 }

@@ -14,15 +14,19 @@
 //! - `RANGEID_TEST_ONLY_FENCE_OFF=1`: every raise marks the whole
 //!   namespace, for the benchmark's baseline without the fence's round
 //!   trips.
+//! - `RANGEID_TEST_ONLY_BENCH=<variant>`: the grant path with one stage
+//!   skipped or repeated ([`Bench`]), for the benchmark's per-stage
+//!   breakdown (`scripts/bench.mjs`); no answer of such a Worker is right.
 
 use crate::shared::settings;
 
 /// The variables this module reads, every one of them.
-pub const NAMES: [&str; 4] = [
+pub const NAMES: [&str; 5] = [
     GRANT_RETENTION_SECONDS,
     WITNESS_DOWN,
     WITNESS_RAISES,
     FENCE_OFF,
+    BENCH,
 ];
 /// A grant retention in seconds, overriding the production setting.
 pub const GRANT_RETENTION_SECONDS: &str = "RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS";
@@ -32,6 +36,57 @@ pub const WITNESS_DOWN: &str = "RANGEID_TEST_ONLY_WITNESS_DOWN";
 pub const WITNESS_RAISES: &str = "RANGEID_TEST_ONLY_WITNESS_RAISES";
 /// `1`: every raise marks the whole namespace.
 pub const FENCE_OFF: &str = "RANGEID_TEST_ONLY_FENCE_OFF";
+/// A [`Bench`] variant's name.
+pub const BENCH: &str = "RANGEID_TEST_ONLY_BENCH";
+
+/// How many more times a repeated stage runs per grant ([`Bench`]).
+pub const REPEATS: usize = 8;
+
+/// A benchmark variant of the grant path: one stage skipped, or repeated
+/// [`REPEATS`] more times (a stage that cannot be left out costs the
+/// difference divided by [`REPEATS`]). Compared with the unchanged path in
+/// the same run, each gives that stage's share of a grant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bench {
+    /// One commit per grant: each grant decided and written alone, as
+    /// before grants shared commits.
+    Unbatched,
+    /// The front answers `200 {}` instead of calling the object.
+    NoCall,
+    /// The object answers `200 {}` once it has read the request: no SQL,
+    /// commit, fence or after-grant work.
+    NoStorage,
+    /// A batch's writes are rolled back instead of committed (all the SQL
+    /// work, no commit).
+    NoCommit,
+    /// No after-grant work (the fence refill check, the alarm check).
+    NoAfter,
+    /// The token verified [`REPEATS`] more times.
+    Token,
+    /// The object request encoded and decoded, and the object's reply
+    /// decoded, [`REPEATS`] more times.
+    Json,
+    /// The minute bucket (the grant metrics' counters) written
+    /// [`REPEATS`] more times.
+    Metrics,
+}
+
+impl Bench {
+    /// The variant named by `text` (the value of [`BENCH`]), if any.
+    pub fn parse(text: Option<&str>) -> Option<Bench> {
+        Some(match text?.trim() {
+            "unbatched" => Bench::Unbatched,
+            "no-call" => Bench::NoCall,
+            "no-storage" => Bench::NoStorage,
+            "no-commit" => Bench::NoCommit,
+            "no-after" => Bench::NoAfter,
+            "token" => Bench::Token,
+            "json" => Bench::Json,
+            "metrics" => Bench::Metrics,
+            _ => return None,
+        })
+    }
+}
 
 /// The retention override, when its variable is set and not empty; any
 /// whole number of seconds from 1.
@@ -85,5 +140,9 @@ mod tests {
             }
         );
         assert!(NAMES.iter().all(|n| n.starts_with("RANGEID_TEST_ONLY_")));
+        assert_eq!(Bench::parse(None), None);
+        assert_eq!(Bench::parse(Some("nothing")), None);
+        assert_eq!(Bench::parse(Some("no-commit")), Some(Bench::NoCommit));
+        assert_eq!(Bench::parse(Some(" unbatched ")), Some(Bench::Unbatched));
     }
 }

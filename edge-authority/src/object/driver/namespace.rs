@@ -1,8 +1,10 @@
 //! The namespace object's driver (wasm32 only): the start gate, the
 //! serving loop ([`Serving`] decides, this file does the I/O: raising or
 //! reading the witness, pushing the summary to the registry), the one fence
-//! raise in flight shared by waiting grants, refusal counts kept in memory
-//! until the next push, and the alarm ([`schedule`] decides when).
+//! raise in flight shared by waiting grants, the batch of grants that
+//! share one commit ([`Serving::joins_batch`] decides which), refusal
+//! counts kept in memory until the next push, and the alarm ([`schedule`]
+//! decides when).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -21,7 +23,7 @@ use crate::object::raise::{RaiseAction, Raising};
 use crate::object::registry::RegistryRequest;
 use crate::object::relays::RelayDesk;
 use crate::object::schedule::{self, AlarmSlot, Clock};
-use crate::object::serve::{Action, Finished, RaiseFor, Serving};
+use crate::object::serve::{self, Action, Finished, RaiseFor, Serving};
 use crate::object::store::{self, Sql, StoreError};
 use crate::object::witness::{FenceMark, FenceRequest};
 use crate::object::{self, ObjectRequest};
@@ -103,6 +105,17 @@ struct Gate {
 /// A fence raise in flight, shared by every grant waiting for it.
 type Raise = Shared<LocalBoxFuture<'static, Result<u128, String>>>;
 
+/// The grants gathered for one shared commit, and the run that polls them
+/// all back to back; each grant takes its own back by its index.
+struct GrantBatch {
+    servings: Vec<Serving>,
+    run: Shared<LocalBoxFuture<'static, BatchDone>>,
+}
+
+/// A batch's run, done: each grant and the action its poll gave, taken back
+/// by the grant at its index.
+type BatchDone = Rc<RefCell<Vec<Option<(Serving, Action)>>>>;
+
 /// One namespace: its state, grant ledger and audit log.
 #[durable_object(alarm)]
 pub struct Namespace {
@@ -119,9 +132,11 @@ pub struct Namespace {
     // How often it checks in (ms), from RANGEID_CHECK_SECONDS.
     check_every: Result<i64, String>,
     raising: Rc<RefCell<Option<Raise>>>,
+    // The grants gathered for the next shared commit.
+    batch: Rc<RefCell<Option<GrantBatch>>>,
     // IDs asked for by grants now waiting for the fence to rise: the next
     // raise covers them too.
-    waiting: Cell<u64>,
+    waiting: Rc<Cell<u64>>,
     pushed_at: Cell<i64>,
     // Refusals counted since they were last added to storage.
     pending: RefCell<Refusals>,
@@ -130,6 +145,9 @@ pub struct Namespace {
     // Core's RelayGate for this run (made at the start, never stored),
     // with the lease from RANGEID_RELAY_LEASE_MS.
     relays: Result<RefCell<RelayDesk>, String>,
+    // The benchmark variant this object runs (test build only).
+    #[cfg(feature = "test-switches")]
+    bench: Option<Bench>,
 }
 
 /// The start, and the periodic check: reads the witness's mark and applies
@@ -204,6 +222,8 @@ impl DurableObject for Namespace {
             .and_then(|ms| RelayDesk::new(ms, now_ms()).map_err(|e| e.to_string()))
             .map(RefCell::new);
         let gate = Rc::new(Gate::default());
+        #[cfg(feature = "test-switches")]
+        let bench = Bench::parse(env_text(&env, crate::shared::test_switches::BENCH).as_deref());
         if schema.is_ok() {
             // The start gate: no event reaches the object before it has
             // heard from its witness (or failed to).
@@ -221,11 +241,14 @@ impl DurableObject for Namespace {
             alarm: Cell::new(AlarmSlot::default()),
             gate,
             raising: Rc::new(RefCell::new(None)),
-            waiting: Cell::new(0),
+            batch: Rc::new(RefCell::new(None)),
+            waiting: Rc::new(Cell::new(0)),
             pushed_at: Cell::new(0),
             pending: RefCell::new(Refusals::default()),
             throttle_logged_at: Cell::new(i64::MIN),
             relays,
+            #[cfg(feature = "test-switches")]
+            bench,
         }
     }
 
@@ -243,6 +266,10 @@ impl DurableObject for Namespace {
             (_, _, Err(reply)) => reply,
             (Ok(()), Ok(_), Ok(bytes)) => match serde_json::from_slice::<ObjectRequest>(&bytes) {
                 Err(e) => ApiError::unavailable(format!("bad object request: {e}")).reply(),
+                #[cfg(feature = "test-switches")]
+                Ok(ObjectRequest::Grant { .. }) if self.bench == Some(Bench::NoStorage) => {
+                    HttpReply::json(200, &serde_json::json!({}))
+                }
                 Ok(request) => {
                     let reply = self.serve(&request).await;
                     // Every namespace's object keeps an alarm for its next
@@ -338,8 +365,23 @@ impl Namespace {
         let mut serving = Serving::new(request);
         let done = loop {
             // The storage logic runs synchronously inside `poll` (one
-            // coalesced write, no await); the driver only does the I/O.
-            match serving.poll(&self.sql, self.waiting.get(), now_ms()) {
+            // coalesced write, no await), for a grant inside its batch's
+            // run; the driver only does the I/O.
+            let action = if self.batches(&serving) {
+                match self.in_batch(serving).await {
+                    Some((back, action)) => {
+                        serving = back;
+                        action
+                    }
+                    None => {
+                        let lost = ApiError::unavailable("a grant went missing from its batch");
+                        return lost.reply();
+                    }
+                }
+            } else {
+                serving.poll(&self.sql, self.waiting.get(), now_ms())
+            };
+            match action {
                 Action::Finish(done) => break done,
                 Action::PushSummary => self.push_summary(now_ms()).await,
                 Action::ReadWitness => {
@@ -411,6 +453,14 @@ impl Namespace {
             }
             self.count(kind).await;
         }
+        #[cfg(feature = "test-switches")]
+        let done = match self.bench {
+            Some(Bench::NoAfter) => Finished {
+                granted_at: None,
+                ..done
+            },
+            _ => done,
+        };
         if let Some(at) = done.granted_at {
             self.after_grant(at).await;
         } else if done.push_summary {
@@ -418,6 +468,68 @@ impl Namespace {
             self.push_summary(now_ms()).await;
         }
         done.reply
+    }
+
+    /// Whether `serving`'s next poll waits for the batch (the benchmark's
+    /// unbatched variant polls every grant alone).
+    fn batches(&self, serving: &Serving) -> bool {
+        #[cfg(feature = "test-switches")]
+        if self.bench == Some(Bench::Unbatched) {
+            return false;
+        }
+        serving.joins_batch()
+    }
+
+    /// Hands `serving` to the batch gathered since the last run and waits
+    /// for that run: it starts once the runtime has delivered the requests
+    /// already on their way (a zero timer fires after the event loop's
+    /// pending events) and polls every grant in it back to back with no
+    /// `await`, so their writes share one SQLite commit and the output
+    /// gate holds each of their replies until that commit is durable.
+    /// `None` if the run lost it (it does not).
+    async fn in_batch(&self, serving: Serving) -> Option<(Serving, Action)> {
+        let (run, index) = {
+            let mut slot = self.batch.borrow_mut();
+            let batch = slot.get_or_insert_with(|| self.grant_batch());
+            batch.servings.push(serving);
+            (batch.run.clone(), batch.servings.len() - 1)
+        };
+        let done = run.await;
+        let mut done = done.borrow_mut();
+        done.get_mut(index).and_then(Option::take)
+    }
+
+    /// A new, empty batch of grants and its run.
+    fn grant_batch(&self) -> GrantBatch {
+        let (storage, slot) = (self.state.storage(), Rc::clone(&self.batch));
+        let (gate, waiting) = (Rc::clone(&self.gate), Rc::clone(&self.waiting));
+        #[cfg(feature = "test-switches")]
+        let bench = self.bench;
+        let run = async move {
+            worker::Delay::from(std::time::Duration::ZERO).await;
+            let servings = slot.borrow_mut().take().map(|b| b.servings);
+            let mut servings = servings.unwrap_or_default();
+            let sql = DoSql::from_storage(storage);
+            // --- synchronous: the whole batch, one commit, no await ---
+            let mut poll_all = || {
+                let (started, now) = (gate.started.get(), now_ms());
+                let actions = serve::poll_batch(&mut servings, &sql, waiting.get(), now, started);
+                #[cfg(feature = "test-switches")]
+                bench_after_poll(bench, &sql, actions.len());
+                actions
+            };
+            #[cfg(feature = "test-switches")]
+            let actions = bench_batch(bench, &sql, &mut poll_all);
+            #[cfg(not(feature = "test-switches"))]
+            let actions = poll_all();
+            // --- end of the batch ---
+            let done = servings.into_iter().zip(actions).map(Some).collect();
+            Rc::new(RefCell::new(done))
+        };
+        GrantBatch {
+            servings: Vec::new(),
+            run: run.boxed_local().shared(),
+        }
     }
 
     /// The fence raise in flight, or a new one asking the witness for at
@@ -600,4 +712,38 @@ impl Namespace {
         change(&mut slot);
         self.alarm.set(slot);
     }
+}
+
+#[cfg(feature = "test-switches")]
+use crate::shared::test_switches::Bench;
+
+/// After a batch of `grants` (test build only): the minute bucket written
+/// [`crate::shared::test_switches::REPEATS`] more times per grant.
+#[cfg(feature = "test-switches")]
+fn bench_after_poll(bench: Option<Bench>, sql: &DoSql, grants: usize) {
+    if bench == Some(Bench::Metrics) {
+        let minute = now_ms().div_euclid(crate::shared::summary::MINUTE_MS);
+        for _ in 0..crate::shared::test_switches::REPEATS * grants {
+            let _ = store::add_to_minute(sql, minute, 0);
+        }
+    }
+}
+
+/// A batch's run as a benchmark variant does it (test build only): rolled
+/// back instead of committed for [`Bench::NoCommit`].
+#[cfg(feature = "test-switches")]
+fn bench_batch(
+    bench: Option<Bench>,
+    sql: &DoSql,
+    poll_all: &mut dyn FnMut() -> Vec<Action>,
+) -> Vec<Action> {
+    if bench != Some(Bench::NoCommit) {
+        return poll_all();
+    }
+    let mut actions = Vec::new();
+    let _ = sql.atomically(&mut || {
+        actions = poll_all();
+        Err(StoreError("rolled back (benchmark)".into()))
+    });
+    actions
 }
