@@ -17,7 +17,8 @@ use tokio::sync::Notify;
 pub(crate) struct Shelf {
     slots: [CursorSlot; 2],
     issuing: AtomicUsize,
-    /// A reader found a slot used up since the driver last looked.
+    /// A reader moved to the standby block since the driver last looked
+    /// (it woke the driver; later ones need not).
     pub refill_wanted: AtomicBool,
     /// Wakes the driver: a reader moved off a used-up block, a caller
     /// waits, a token or a close wants it.
@@ -40,15 +41,19 @@ impl Shelf {
     fn next_id_other(&self, used_up: usize) -> Option<u64> {
         let other = used_up ^ 1;
         let id = self.slots[other].next_id();
+        // The first reader to move to the standby block (since the driver
+        // last looked) wakes the driver to refill the used-up one, and let
+        // the engine prefetch, before the standby runs out too. With both
+        // used up there is nothing to move to: the caller's miss wakes the
+        // driver then, never the driver's own pass, which would wake itself
+        // for ever.
         if id.is_some() {
             let _ =
                 self.issuing
                     .compare_exchange(used_up, other, Ordering::Relaxed, Ordering::Relaxed);
-        }
-        // The first reader to find it used up wakes the driver to refill
-        // it (and let the engine prefetch) before the other runs out too.
-        if !self.refill_wanted.swap(true, Ordering::AcqRel) {
-            self.wake.notify_one();
+            if !self.refill_wanted.swap(true, Ordering::AcqRel) {
+                self.wake.notify_one();
+            }
         }
         id
     }
