@@ -657,7 +657,11 @@ impl Lease {
                 Ok(r) => r,
                 Err(_) => unreachable!("the range holds n IDs"),
             };
-            self.ready[i] = Range::new(range.start() + n, range.end()).ok();
+            // What is left; none when the range ended at 2^64 exactly.
+            self.ready[i] = range
+                .start()
+                .checked_add(n)
+                .and_then(|rest| Range::new(rest, range.end()).ok());
             self.compact_ready();
             self.update_refill_mark();
             return Ok(self.count_issued(taken));
