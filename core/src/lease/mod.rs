@@ -400,6 +400,11 @@ impl Lease {
     /// same bytes share an incarnation and may be handed the same ranges.
     pub fn new(config: LeaseConfig, random: [u8; 16], now: Instant) -> Result<Lease, ConfigError> {
         config.check()?;
+        Ok(Lease::unchecked(config, random, now))
+    }
+
+    /// [`Lease::new`] for a configuration already checked.
+    fn unchecked(config: LeaseConfig, random: [u8; 16], now: Instant) -> Lease {
         let now = now.as_ms();
         let mut seed = 0u64;
         for chunk in random.chunks(8) {
@@ -407,7 +412,7 @@ impl Lease {
             word[..chunk.len()].copy_from_slice(chunk);
             seed ^= u64::from_le_bytes(word);
         }
-        Ok(Lease {
+        Lease {
             config,
             incarnation: Incarnation::from_random(random),
             cursor: 0,
@@ -431,7 +436,21 @@ impl Lease {
             demand: 0,
             latencies: [0; LATENCIES],
             stats: Stats::default(),
-        })
+        }
+    }
+
+    /// A new engine for this one's configuration and range lifetime, under
+    /// a fresh incarnation made from `random` (as [`Lease::new`]), whose
+    /// request numbers go on after this engine's. So an answer to one of
+    /// this engine's attempts, which a driver hands over by its [`Ticket`]
+    /// alone, never matches an attempt of the new engine: it is
+    /// [`Handled::Stale`], not taken for the new engine's request of the
+    /// same number (a relay's driver, after a revocation, gets both).
+    pub fn successor(&self, random: [u8; 16], now: Instant) -> Lease {
+        let mut next = Lease::unchecked(self.config, random, now);
+        next.range_lifetime_ms = self.range_lifetime_ms;
+        next.requests.made = self.requests.made;
+        next
     }
 
     /// This engine's incarnation.

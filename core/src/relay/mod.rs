@@ -502,10 +502,9 @@ impl Relay {
         self.abandoned_before = self
             .abandoned_before
             .saturating_add(self.lease.stats(0).abandoned);
-        match Self::upstream(&self.config, random, now) {
-            Ok(fresh) => self.lease = fresh,
-            Err(_) => unreachable!("the configuration was checked when the relay was made"),
-        }
+        // Request numbers go on: a late answer to the closed incarnation's
+        // `r1` (a 403 `revoked`, say) must not settle the new one's `r1`.
+        self.lease = self.lease.successor(random, now);
         self.stats.revocations += 1;
         self.tick(now);
         closed

@@ -285,6 +285,31 @@ fn a_revocation_closes_the_incarnation_and_a_late_grant_never_installs() {
 }
 
 #[test]
+fn a_late_refusal_to_the_closed_incarnation_does_not_stop_the_new_one() {
+    let mut r = relay(config());
+    r.handle_request(1, sub("a"), gen_req("g", "r1", 10), at(0));
+    let before = to_root(&mut r, 0).unwrap();
+    r.handle_revoke([2; 16], at(1));
+    let after = to_root(&mut r, 1).unwrap();
+    assert_eq!(after.request.incarnation, *r.incarnation());
+    assert_ne!(
+        after.ticket, before.ticket,
+        "the new request has its own ticket"
+    );
+    // The object refuses the closed incarnation's attempt (revoked): stale
+    // for the new incarnation, which goes on.
+    let stale = r.handle_root_reply(
+        before.ticket,
+        &refused(ErrorCode::Forbidden, None, None),
+        at(2),
+    );
+    assert_eq!(stale, Handled::Stale);
+    assert!(!r.stopped());
+    root_grants(&mut r, &after, 500, None, 3);
+    assert_eq!(range_of(&answers(&mut r)[0].1).start(), 500);
+}
+
+#[test]
 fn the_gate_waits_for_every_relay_it_knows_and_for_a_lease_past_its_start() {
     let terms = RelayTerms::new(1_000).unwrap();
     let wait = terms.wait_ms();
@@ -315,7 +340,7 @@ fn the_gate_waits_for_every_relay_it_knows_and_for_a_lease_past_its_start() {
         ActStatus::Wait { waiting_for: 2, .. }
     ));
     // b acknowledges a revocation; a cannot be reached and is waited out.
-    gate.revoked(b);
+    gate.revoked(b, at(6_000));
     assert!(gate.is_revoked(&b));
     assert_eq!(
         gate.check(&mut act, at(6_000)),
@@ -339,7 +364,7 @@ fn the_object_admits_relay_requests_only_while_relays_are_on_and_unrevoked() {
     let a = Incarnation::new("relay-a").unwrap();
     assert_eq!(gate.admit(true, &a), Ok(()));
     assert_eq!(gate.admit(false, &a), Err(RelayRefusal::RelaysOff));
-    gate.revoked(a);
+    gate.revoked(a, at(0));
     assert_eq!(gate.admit(true, &a), Err(RelayRefusal::Revoked));
     assert_eq!(RelayRefusal::Revoked.code(), ErrorCode::Forbidden);
     // For the relay, forbidden is final: it stops, and answers unavailable.
@@ -353,6 +378,28 @@ fn the_object_admits_relay_requests_only_while_relays_are_on_and_unrevoked() {
     );
     assert!(r.stopped());
     assert_eq!(answers(&mut r), [(1, Answer::Unavailable)]);
+}
+
+#[test]
+fn a_revocation_outlives_a_prune_for_a_lease() {
+    let terms = RelayTerms::new(1_000).unwrap();
+    let wait = terms.wait_ms();
+    let mut gate = RelayGate::new(terms, at(0));
+    let (a, b) = (
+        Incarnation::new("relay-a").unwrap(),
+        Incarnation::new("relay-b").unwrap(),
+    );
+    gate.granted(a, at(100));
+    // b was never granted to in this run of the object.
+    gate.revoked(a, at(5_000));
+    gate.revoked(b, at(5_000));
+    gate.prune(at(5_000 + wait - 1));
+    assert_eq!(gate.admit(true, &a), Err(RelayRefusal::Revoked));
+    assert_eq!(gate.admit(true, &b), Err(RelayRefusal::Revoked));
+    // Revoked relays hold nothing an act must wait for.
+    assert_eq!(gate.begin(at(5_001)).pending().count(), 0);
+    gate.prune(at(5_000 + wait));
+    assert!(gate.is_empty(), "forgotten a lease after the revocation");
 }
 
 #[test]
