@@ -65,7 +65,8 @@ impl core::error::Error for RelayRefusal {}
 /// What the gate knows of one relay incarnation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Held {
-    /// When the last grant to it was decided, on the object's clock.
+    /// When the last grant to it was decided, or its revocation
+    /// acknowledged, on the object's clock.
     last: u64,
     /// It acknowledged a revocation: it closed its lease for good.
     revoked: bool,
@@ -136,16 +137,19 @@ impl RelayGate {
         held.last = held.last.max(now);
     }
 
-    /// Records that `relay` acknowledged a revocation: it closed its lease
-    /// and will install nothing more under that incarnation.
-    pub fn revoked(&mut self, relay: Incarnation) {
-        self.relays
-            .entry(relay)
-            .and_modify(|h| h.revoked = true)
-            .or_insert(Held {
-                last: 0,
-                revoked: true,
-            });
+    /// Records that `relay` acknowledged a revocation at `now`: it closed
+    /// its lease and will install nothing more under that incarnation. Its
+    /// requests are refused ([`RelayGate::admit`]) for at least a lease
+    /// after `now`, so one still on its way is not granted a range that
+    /// would only be abandoned (and make the next act wait for it).
+    pub fn revoked(&mut self, relay: Incarnation, now: Instant) {
+        let now = now.as_ms();
+        let held = self.relays.entry(relay).or_insert(Held {
+            last: now,
+            revoked: true,
+        });
+        held.revoked = true;
+        held.last = held.last.max(now);
     }
 
     /// Whether a range request from relay incarnation `relay` may be
@@ -214,7 +218,8 @@ impl RelayGate {
     }
 
     /// Forgets relays whose lease ran out by `now` (acts keep their own
-    /// list): the gate holds only relays that may still serve.
+    /// list), and revocations older than a lease: the gate holds only
+    /// relays that may still serve or were revoked lately.
     pub fn prune(&mut self, now: Instant) {
         let wait = self.terms.wait_ms();
         self.relays

@@ -33,7 +33,7 @@
 //! rule after a start that saw one) is the next step.
 
 use rangeid_core::names::Incarnation;
-use rangeid_core::relay::{ActStatus, AdminAct, RelayGate, RelayTerms, TermsError};
+use rangeid_core::relay::{ActStatus, AdminAct, RelayGate, RelayRefusal, RelayTerms, TermsError};
 use rangeid_core::time::Instant;
 use rangeid_core::ErrorCode;
 
@@ -107,6 +107,15 @@ pub fn stored(sql: &impl Sql) -> Result<Stored, StoreError> {
     }
 }
 
+/// `403 forbidden`: a relay's range request while relays are off.
+pub fn relays_off() -> ApiError {
+    refused(RelayRefusal::RelaysOff)
+}
+
+fn refused(refusal: RelayRefusal) -> ApiError {
+    ApiError::new(refusal.code(), refusal.to_string())
+}
+
 /// Stores the relay setting; run it in the transaction of its audit entry.
 pub fn store(sql: &impl Sql, to: Stored) -> Result<(), StoreError> {
     sql.exec(
@@ -154,7 +163,7 @@ impl RelayDesk {
     pub fn admit(&self, stored: Stored, incarnation: &Incarnation) -> Result<(), ApiError> {
         self.gate
             .admit(stored.is_on(), incarnation)
-            .map_err(|refusal| ApiError::new(ErrorCode::Forbidden, refusal.to_string()))
+            .map_err(refused)
     }
 
     /// Records a grant (new or replayed) answered to relay `incarnation` at
@@ -165,9 +174,10 @@ impl RelayDesk {
         self.gate.granted(incarnation, now);
     }
 
-    /// Records that relay `incarnation` acknowledged a revocation.
-    pub fn revoked(&mut self, incarnation: Incarnation) {
-        self.gate.revoked(incarnation);
+    /// Records that relay `incarnation` acknowledged a revocation at `now`.
+    pub fn revoked(&mut self, incarnation: Incarnation, now: i64) {
+        let now = self.instant(now);
+        self.gate.revoked(incarnation, now);
     }
 
     /// An act (freeze, floor, export, relays off) that committed at `now`,
@@ -325,7 +335,7 @@ mod tests {
         d.granted(inc(1), 100_000);
         let mut act = d.begin(Stored::On, 100_010).unwrap();
         assert!(d.wait_ms(&mut act, 100_010).is_some());
-        d.revoked(inc(1));
+        d.revoked(inc(1), 100_015);
         assert_eq!(d.wait_ms(&mut act, 100_020), None);
         // And the revoked incarnation is refused from now on.
         assert_eq!(

@@ -962,7 +962,8 @@ impl World {
                 }
                 Event::RevokeAck { incarnation, epoch } => {
                     if epoch == self.authority.epoch() {
-                        self.gate.revoked(incarnation);
+                        let at = self.root_clock.at(self.now);
+                        self.gate.revoked(incarnation, at);
                     }
                 }
                 Event::Thaw => {
