@@ -375,8 +375,23 @@ pub(crate) fn summary_of(
 /// in all (see [`grant::grant`]).
 pub fn handle(sql: &impl Sql, request: &ObjectRequest, waiting: u64, now: i64) -> Step {
     let result = match request {
-        ObjectRequest::Grant { request, owner, .. } => {
-            return grant::grant(sql, request, owner, waiting, now)
+        ObjectRequest::Grant {
+            request,
+            owner,
+            relay,
+        } => {
+            // A relay's grant is decided only while relays are on, checked
+            // in the step that decides it: the driver's screen ran before
+            // any await (a fence raise), after which relays may have been
+            // turned off, and acknowledged so.
+            if *relay {
+                match relays::stored(sql) {
+                    Ok(stored) if stored.is_on() => {}
+                    Ok(_) => return Step::Reply(relays::relays_off().into()),
+                    Err(e) => return Step::Reply(unavailable(e).into()),
+                }
+            }
+            return grant::grant(sql, request, owner, waiting, now);
         }
         ObjectRequest::Create {
             namespace,

@@ -759,6 +759,55 @@ mod tests {
     }
 
     #[test]
+    fn a_relay_grant_raising_the_fence_is_refused_once_relays_were_turned_off() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 10_000_000, 1_000), T0);
+        let set = |relays| ObjectRequest::SetRelays {
+            namespace: ns("orders"),
+            relays,
+            reason: "r".into(),
+            actor: "ops".into(),
+        };
+        assert_eq!(
+            run(&db, &set(crate::api::RelaysSetting::On), T0)
+                .reply
+                .status,
+            200
+        );
+        let relayed = match grant_req("orders", "relay-1", "r1", 100) {
+            ObjectRequest::Grant { request, owner, .. } => ObjectRequest::Grant {
+                request,
+                owner,
+                relay: true,
+            },
+            _ => unreachable!(),
+        };
+        let mut s = Serving::new(&relayed);
+        let Action::Raise { target, .. } = s.poll(&db, 0, T0) else {
+            panic!("the first grant raises the fence");
+        };
+        // While the raise is awaited, relays are turned off (and that act
+        // acknowledged: no relay was granted anything).
+        assert_eq!(
+            run(&db, &set(crate::api::RelaysSetting::Off), T0)
+                .reply
+                .status,
+            200
+        );
+        let before = next(&db);
+        raise(&db, target);
+        s.handle_raised(Ok(true));
+        let done = finished(s.poll(&db, 0, T0));
+        assert_eq!(done.reply.status, 403, "{}", done.reply.body);
+        assert!(
+            done.reply.body.contains("turned off"),
+            "{}",
+            done.reply.body
+        );
+        assert_eq!(next(&db), before, "nothing granted");
+    }
+
+    #[test]
     fn a_batch_grant_to_no_namespace_is_404_with_the_gate_closed() {
         // An object whose namespace does not exist never opens its gate (no
         // witness to hear from); its grants are 404, not 503 for ever.
