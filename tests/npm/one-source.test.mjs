@@ -5,7 +5,7 @@
 // Namespace::PATTERN; the OpenAPI document takes it directly), shares and
 // durations (npm/bin/format.mjs, which the page re-exports), the wire's
 // error codes and the token roles (the OpenAPI document,
-// edge-authority/openapi.json).
+// edge-authority/openapi.json), and the key-id rule (token.rs's KID_PATTERN).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -78,6 +78,17 @@ test("shares and durations: the CLI and the admin page print the same text for t
   assert.equal(cli.percent(1n, max), "< 0.001 %");
   assert.equal(cli.duration(90061), "1 d 1 h");
   assert.equal(cli.duration(Infinity), "never");
+});
+
+test("the key-id rule: the CLI checks exactly the authority's KID_PATTERN", async () => {
+  const text = readFileSync(join(repo, "edge-authority", "src", "front", "token.rs"), "utf8");
+  const found = [...text.matchAll(/^pub const KID_PATTERN: &str = "([^"]+)";$/gm)];
+  assert.equal(found.length, 1, "token.rs declares KID_PATTERN once");
+  const source = new RegExp(found[0][1]);
+  const { KID_RE } = await import(join(repo, "npm", "bin", "keys.mjs"));
+  assert.equal(KID_RE.source, source.source, "npm/bin/keys.mjs's KID_RE has drifted from token.rs's KID_PATTERN");
+  assert.equal(KID_RE.flags, "");
+  for (const s of corpus()) assert.equal(KID_RE.test(s), source.test(s), JSON.stringify(s));
 });
 
 test("token roles: the CLI mints exactly the roles of the authority's OpenAPI document (Role::ALL), in its order", async () => {

@@ -321,6 +321,12 @@ impl fmt::Debug for Keyring {
     }
 }
 
+/// The key-id rule as a regular expression: 1 to 64 of `A-Z a-z 0-9 . _
+/// -`. The rule's one text: a test proves it accepts exactly what the key
+/// map's parser accepts, and the CLI's copy (`npm/bin/keys.mjs`, `KID_RE`)
+/// is checked against it (`tests/npm/one-source.test.mjs`).
+pub const KID_PATTERN: &str = "^[A-Za-z0-9._-]{1,64}$";
+
 fn valid_kid(kid: &str) -> bool {
     !kid.is_empty()
         && kid.len() <= 64
@@ -775,6 +781,27 @@ mod tests {
         let mut mac = mac_for(key.as_bytes());
         mac.update(format!("{h}.{p}").as_bytes());
         URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
+    }
+
+    #[test]
+    fn the_kid_pattern_says_what_the_parser_checks() {
+        let re = regex::Regex::new(KID_PATTERN).unwrap();
+        let mut alphabet: Vec<char> = (0u8..128).map(char::from).collect();
+        alphabet.extend(['é', '\u{212A}', '\u{FEFF}']);
+        let mut corpus = vec![String::new()];
+        for a in &alphabet {
+            corpus.push(a.to_string());
+            for b in &alphabet {
+                corpus.push(format!("{a}{b}"));
+            }
+        }
+        for len in [63, 64, 65] {
+            corpus.push("a".repeat(len));
+            corpus.push(format!("{}\n", "a".repeat(len - 1)));
+        }
+        for kid in corpus {
+            assert_eq!(re.is_match(&kid), valid_kid(&kid), "{kid:?}");
+        }
     }
 
     #[test]
