@@ -274,6 +274,15 @@ test("a process manager's SIGTERM to npx, or a SIGKILL of the rangeid process, l
   assert.deepEqual(await gone(c.pids), []);
   await c.closed;
   assert.ok(!existsSync(join(project, ".rangeid", "dev.pid")), "a clean stop releases the claim");
+
+  // A claim whose pid is in use again by another process (after a reboot
+  // of the machine or container pids come round): this test's own pid,
+  // alive, with a start time that is not its own. Taken over, not obeyed.
+  writeFileSync(join(project, ".rangeid", "dev.pid"), `${process.pid}:1\n`);
+  const d = await startDev(["--port", String(await freePort())]);
+  process.kill(-d.proc.pid, "SIGINT");
+  assert.deepEqual(await gone(d.pids), []);
+  await d.closed;
 });
 
 test("two rangeid dev started at once on a fresh state folder: one serves, the other is refused, and one key is made", { timeout: 120_000 }, async () => {

@@ -87,21 +87,21 @@ function claimState(home, fail) {
   const file = join(home, "dev.pid");
   const lock = `${file}.takeover`;
   const mine = `${file}.${process.pid}`;
-  let pids = [process.pid];
+  let pids = [processId(process.pid)];
   const write = (path) => writeFileSync(path, `${pids.join(" ")}\n`, { mode: 0o600 });
-  const held = (text) => `${text}`.trim().split(/\s+/).map(Number).filter((n) => Number.isSafeInteger(n) && n > 0);
-  const refuse = (holders) => fail(`another rangeid dev (pid ${holders[0]}) is serving the state in ${home}: stop it first, or pass another --state DIR`);
+  const held = (text) => `${text}`.trim().split(/\s+/).filter((w) => /^[1-9][0-9]*(:[0-9]+)?$/.test(w));
+  const refuse = (holders) => fail(`another rangeid dev (pid ${holders[0].split(":")[0]}) is serving the state in ${home}: stop it first, or pass another --state DIR`);
   const claimed = () => {
     const release = () => {
       try {
-        if (held(readFileSync(file, "utf8"))[0] === process.pid) rmSync(file, { force: true });
+        if (held(readFileSync(file, "utf8"))[0] === pids[0]) rmSync(file, { force: true });
       } catch { /* already gone */ }
       rmSync(mine, { force: true });
     };
     process.once("exit", release);
     // Rewritten whole and renamed over the claim: readers see the old or the new list.
     const note = (pid) => {
-      pids = [process.pid, pid];
+      pids = [pids[0], processId(pid)];
       write(mine);
       renameSync(mine, file);
     };
@@ -157,22 +157,46 @@ function claimState(home, fail) {
 }
 
 /**
- * Whether a process with this pid runs (EPERM: it does, as another user).
- * A zombie does not: an orphaned workerd that exited stays one where the
+ * A process as a claim names it: `pid:start`, its start time in clock
+ * ticks since boot (field 22 of /proc/PID/stat), so a pid used again by
+ * another process (after a restart of the machine or container, pids come
+ * round in the same order) is not taken for the claim's; `pid` alone
+ * where there is no /proc.
+ */
+function processId(pid) {
+  const start = procStat(pid)?.[19];
+  return start ? `${pid}:${start}` : `${pid}`;
+}
+
+/** The fields of /proc/PID/stat after the command's name (state first), or null. */
+function procStat(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether the process a claim names (`pid` or `pid:start`, see
+ * processId) runs (EPERM: it does, as another user). Not this process,
+ * which has no claim yet; not another process that got the pid since; not
+ * a zombie: an orphaned workerd that exited stays one where the
  * container's init never reaps, and would hold the claim forever.
  */
-function alive(pid) {
+function alive(entry) {
+  const [pid, start] = entry.split(":").map(Number);
+  if (pid === process.pid) return false;
   try {
     process.kill(pid, 0);
   } catch (e) {
     return e.code === "EPERM";
   }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !"ZX".includes(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
-  } catch {
-    return !existsSync("/proc/self/stat"); // no /proc here: kill(0) is all there is
-  }
+  const stat = procStat(pid);
+  if (!stat) return !existsSync("/proc/self/stat"); // no /proc here: kill(0) is all there is
+  if ("ZX".includes(stat[0])) return false;
+  return start === undefined || Number(stat[19]) === start;
 }
 
 /** The state folder's workerd state and its signing key, made once. */
@@ -254,6 +278,9 @@ async function dev(values, { Exit, usage, out }) {
     "--directory-path", `assets=${authority.paths.assets}`,
     "--socket-addr", `http=127.0.0.1:${port}`,
   ], env);
+  // Into the claim at once: a SIGKILL of this process from here on leaves
+  // a claim that names workerd too (setpriv execs it under its own pid).
+  if (child.pid) note(child.pid);
 
   let stopping = false;
   const exited = new Promise((r) => child.once("exit", (code, signal) => r({ code, signal })));
@@ -282,7 +309,6 @@ async function dev(values, { Exit, usage, out }) {
   orphaned.unref();
   try {
     await spawned;
-    if (child.pid) note(child.pid);
     if (!(await waitHealthy(base, child, () => stopping))) {
       if (stopping) return void (await exited); // Ctrl-C while it started
       const died = child.exitCode !== null || child.signalCode !== null;
