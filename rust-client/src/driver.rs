@@ -46,8 +46,26 @@ pub(crate) enum Want {
 #[derive(Debug)]
 pub(crate) enum Got {
     One(u64),
-    Batch(Vec<u64>),
+    Batch(Taken),
     Warm,
+}
+
+/// A batch taken under the lock, as ranges (a few): the caller makes the
+/// IDs of it ([`Taken::ids`]) after the lock is dropped, so the lock is
+/// never held for work that grows with the batch.
+#[derive(Debug)]
+pub(crate) struct Taken(Vec<Range>);
+
+impl Taken {
+    /// The batch's IDs, in order.
+    pub fn ids(&self) -> Vec<u64> {
+        let n: u64 = self.0.iter().map(Range::count).sum();
+        let mut out = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
+        for r in &self.0 {
+            out.extend(r.start()..=r.last());
+        }
+        out
+    }
 }
 
 struct Waiter {
@@ -189,31 +207,43 @@ impl Shared {
     }
 
     /// Exactly `n` IDs now, or why not (under the lock): the shelf's
-    /// blocks first, then the engine's ranges.
-    pub fn take_batch(&self, st: &mut State, n: u64) -> Result<Vec<u64>, IssueError> {
+    /// blocks first, then the engine's ranges. Stops the shelf's readers
+    /// (seals both blocks, to count them exactly) only when the engine says
+    /// the batch can be had with what the shelf holds now, and only for as
+    /// long as it takes to cut ranges (a few): the IDs are made later,
+    /// without the lock ([`Taken::ids`]).
+    pub fn take_batch(&self, st: &mut State, n: u64) -> Result<Taken, IssueError> {
+        if let Some(r) = self.shelf.take(n) {
+            return Ok(Taken(vec![r]));
+        }
+        // Readers only lower what the shelf holds (the driver alone adds,
+        // under this lock): a batch that cannot be had with this snapshot
+        // cannot be had after a seal either.
+        st.lease.check_exact(n, self.shelf.unused())?;
         let tails = self.shelf.seal();
         let held: u64 = tails.iter().flatten().map(Range::count).sum();
         match st.lease.take_exact(n, held) {
             Ok(batch) => {
-                let mut out = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
+                let mut out = Vec::with_capacity(2 + batch.pieces().count());
                 let mut from_held = batch.from_lent;
                 let mut rest = [None; 2];
                 for (k, tail) in tails.iter().enumerate() {
                     let Some(t) = tail else { continue };
                     let take = from_held.min(t.count());
-                    out.extend(t.start()..t.start() + take);
+                    if let Ok(r) = Range::with_count(t.start(), take) {
+                        out.push(r);
+                    }
                     from_held -= take;
                     if take < t.count() {
                         rest[k] = Range::with_count(t.start() + take, t.count() - take).ok();
                     }
                 }
-                for piece in batch.pieces() {
-                    out.extend(piece.start()..=piece.last());
-                }
                 self.shelf.put_back(rest);
-                Ok(out)
+                out.extend(batch.pieces());
+                Ok(Taken(out))
             }
             Err(e) => {
+                // Readers took IDs between the snapshot and the seal.
                 self.shelf.put_back(tails);
                 Err(e)
             }

@@ -265,11 +265,11 @@ impl Generator {
             return Err(Error::closed());
         }
         match self.shared.take_batch(&mut st, n) {
-            Ok(ids) => {
+            Ok(taken) => {
                 drop(st);
                 // The shelf may need a refill now.
                 self.shared.shelf.wake.notify_one();
-                Ok(Some(ids))
+                Ok(Some(taken.ids()))
             }
             Err(e) if e.waits() => Ok(None),
             Err(e) => {
@@ -333,7 +333,7 @@ impl Generator {
 
 fn batch(got: Result<Result<Got, Error>, oneshot::error::RecvError>) -> Result<Vec<u64>, Error> {
     match got {
-        Ok(Ok(Got::Batch(ids))) => Ok(ids),
+        Ok(Ok(Got::Batch(taken))) => Ok(taken.ids()),
         Ok(Err(e)) => Err(e),
         _ => Err(Error::closed()),
     }

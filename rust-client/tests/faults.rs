@@ -4,7 +4,7 @@
 mod fake;
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -415,4 +415,72 @@ fn a_blocking_caller_gets_ids_from_a_runtime_of_its_own() {
     assert!(all_distinct(&got));
     assert_eq!(got.len(), 50);
     drop(ids);
+}
+
+/// A batch that must wait stops no reader. While `next_ids` waits for more
+/// than the generator holds (the next range's request is held), `next_id`
+/// on other threads keeps issuing what the shelf holds: every call is Ok.
+/// (Before, every service pass and every `next_ids` try sealed both blocks
+/// to count them, and a reader then found none and got `unavailable`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_that_must_wait_stops_no_reader() {
+    let fake = Fake::start().await;
+    // The first range at once, every later request held past the test.
+    fake.script(
+        std::iter::once(Fault::Slow(Duration::ZERO))
+            .chain((0..32).map(|_| Fault::Slow(Duration::from_secs(120)))),
+    );
+    let ids = Generator::connect(
+        options(&fake)
+            .range_size(1 << 30)
+            .request_timeout(Duration::from_secs(60))
+            .deadline(Duration::from_secs(60)),
+    )
+    .await
+    .unwrap();
+    let want = 3 << 30;
+    let held = ids.stats().lease.available;
+    assert!(held > 1 << 29 && held < want, "{held}");
+    // One batch waits at the head of the queue; another caller tries again
+    // and again, giving up each time.
+    let waiting = {
+        let ids = ids.clone();
+        tokio::spawn(async move { ids.next_ids(want).await })
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let (ids, stop) = (ids.clone(), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    if let Err(e) = ids.next_id() {
+                        return Err((n, e));
+                    }
+                    n += 1;
+                }
+                Ok(n)
+            })
+        })
+        .collect();
+    for _ in 0..100 {
+        let _ = tokio::time::timeout(Duration::from_millis(2), ids.next_ids(want)).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let mut taken = 0;
+    for r in readers {
+        let got = tokio::task::spawn_blocking(move || r.join().unwrap())
+            .await
+            .unwrap();
+        match got {
+            Ok(n) => taken += n,
+            Err((n, e)) => panic!("a reader failed after {n} IDs while the shelf held IDs: {e}"),
+        }
+    }
+    assert!(taken > 0 && taken < held);
+    let s = ids.stats();
+    assert!(s.lease.available > 0, "{s:?}");
+    assert_eq!(s.misses, 0, "{s:?}");
+    assert!(!waiting.is_finished(), "the batch still waits");
+    waiting.abort();
 }
