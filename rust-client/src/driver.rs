@@ -305,37 +305,53 @@ impl Shared {
         }
     }
 
+    /// Serves what the shelf and the engine hold now. A caller who wants
+    /// one ID is served from the shelf wherever it is in the queue: a
+    /// batch ahead of it that must wait for more does not hold it up (one
+    /// ID hardly delays a batch, and the engine is asked for what they all
+    /// need). Batches are served in their order: none passes an earlier
+    /// one that waits, so a large batch is not starved by smaller ones.
     fn serve(&self, st: &mut State) {
         let now = std::time::Instant::now();
-        while let Some((want, gone)) = st.waiters.front().map(|w| (w.want, w.tx.is_closed())) {
-            if gone {
-                st.waiters.pop_front();
+        let mut waiting = VecDeque::with_capacity(st.waiters.len());
+        let mut batch_waits = false;
+        while let Some(w) = st.waiters.pop_front() {
+            if w.tx.is_closed() {
                 continue;
             }
-            let got = match want {
-                Want::One => self.shelf.next_id().map(|id| Ok(Got::One(id))),
+            let got = match w.want {
+                Want::One => self
+                    .shelf
+                    .next_id()
+                    .or_else(|| {
+                        // The shelf may be used up while the engine holds more.
+                        self.refill(st);
+                        self.shelf.next_id()
+                    })
+                    .map(|id| Ok(Got::One(id))),
                 Want::Warm => {
                     (self.shelf.unused() > 0 || st.lease.available() > 0).then_some(Ok(Got::Warm))
                 }
+                Want::Batch(_) if batch_waits => None,
                 Want::Batch(n) => match self.take_batch(st, n) {
-                    Ok(ids) => Some(Ok(Got::Batch(ids))),
-                    Err(e) if e.waits() => None,
+                    Ok(taken) => Some(Ok(Got::Batch(taken))),
+                    Err(e) if e.waits() => {
+                        batch_waits = true;
+                        None
+                    }
                     Err(e) => Some(Err(self.error(st, e, None))),
                 },
             };
-            let Some(got) = got else {
-                // Refill may have emptied a slot for a batch: fill it again.
-                self.refill(st);
-                if matches!(want, Want::One) && self.shelf.unused() > 0 {
-                    continue;
+            match got {
+                Some(got) => {
+                    let _ = w.tx.send(got);
+                    // A batch may have emptied a slot: fill it again.
+                    self.refill(st);
                 }
-                break;
-            };
-            if let Some(w) = st.waiters.pop_front() {
-                let _ = w.tx.send(got);
+                None => waiting.push_back(w),
             }
-            self.refill(st);
         }
+        st.waiters = waiting;
         if st.waiters.is_empty() {
             return;
         }

@@ -484,3 +484,51 @@ async fn a_batch_that_must_wait_stops_no_reader() {
     assert!(!waiting.is_finished(), "the batch still waits");
     waiting.abort();
 }
+
+/// A caller who wants one ID is not held up by a batch ahead of it that
+/// must wait: when a range smaller than the batch comes, `next_id_async`
+/// gets an ID of it at once. (Before, the batch at the head of the queue
+/// stopped the queue, and the caller behind it failed at its deadline
+/// while the shelf held IDs.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_id_is_not_queued_behind_a_batch_that_must_wait() {
+    let fake = Fake::start().await;
+    // The first range at once, the next after 300 ms, later ones held past
+    // the test.
+    fake.script(
+        [
+            Fault::Slow(Duration::ZERO),
+            Fault::Slow(Duration::from_millis(300)),
+        ]
+        .into_iter()
+        .chain((0..32).map(|_| Fault::Slow(Duration::from_secs(120)))),
+    );
+    let ids = Generator::connect(
+        options(&fake)
+            .range_size(10)
+            .request_timeout(Duration::from_secs(60))
+            .deadline(Duration::from_millis(1_500)),
+    )
+    .await
+    .unwrap();
+    let mut got = Vec::new();
+    while let Ok(id) = ids.next_id() {
+        got.push(id);
+    }
+    assert_eq!(got.len(), 10, "the shelf is dry");
+    let batch = {
+        let ids = ids.clone();
+        tokio::spawn(async move { ids.next_ids(50).await })
+    };
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let started = std::time::Instant::now();
+    let one = tokio::time::timeout(Duration::from_millis(1_200), ids.next_id_async())
+        .await
+        .expect("served when the next range came, not at the deadline")
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_millis(1_000));
+    got.push(one);
+    assert!(all_distinct(&got));
+    assert!(!batch.is_finished(), "the batch still waits for 50");
+    batch.abort();
+}
