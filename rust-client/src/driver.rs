@@ -10,8 +10,11 @@
 //! or a waiter's.
 
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -57,14 +60,61 @@ pub(crate) enum Got {
 pub(crate) struct Taken(Vec<Range>);
 
 impl Taken {
+    /// How many IDs it holds.
+    pub fn count(&self) -> u64 {
+        self.0.iter().map(Range::count).sum()
+    }
+
     /// The batch's IDs, in order.
     pub fn ids(&self) -> Vec<u64> {
-        let n: u64 = self.0.iter().map(Range::count).sum();
-        let mut out = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
+        let mut out = Vec::with_capacity(usize::try_from(self.count()).unwrap_or(0));
         for r in &self.0 {
             out.extend(r.start()..=r.last());
         }
         out
+    }
+}
+
+/// The answer a waiting caller reads. Dropped unread (the caller's future
+/// was dropped), it closes the channel first, so the driver's later sends
+/// fail (and it counts what they held as lost), then counts as lost what
+/// was sent before.
+pub(crate) struct Pending<'a> {
+    /// `None` once given to `blocking_recv`.
+    rx: Option<oneshot::Receiver<Result<Got, Error>>>,
+    shared: &'a Shared,
+}
+
+impl Future for Pending<'_> {
+    type Output = Result<Result<Got, Error>, oneshot::error::RecvError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.rx.as_mut() {
+            Some(rx) => Pin::new(rx).poll(cx),
+            None => Poll::Ready(Ok(Err(Error::closed()))),
+        }
+    }
+}
+
+impl Pending<'_> {
+    /// Blocks the calling thread (not a runtime's worker) for the answer.
+    /// (A thread that blocks cannot stop waiting: nothing is lost.)
+    pub fn blocking_recv(mut self) -> Result<Result<Got, Error>, oneshot::error::RecvError> {
+        match self.rx.take() {
+            Some(rx) => rx.blocking_recv(),
+            None => Ok(Err(Error::closed())),
+        }
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if let Some(rx) = self.rx.as_mut() {
+            rx.close();
+            if let Ok(Ok(got)) = rx.try_recv() {
+                self.shared.lose(&got);
+            }
+        }
     }
 }
 
@@ -102,6 +152,9 @@ pub(crate) struct Shared {
     why_empty: ArcSwap<Error>,
     /// Calls that found no ID on the shelf.
     pub misses: AtomicU64,
+    /// IDs taken for waiting callers who were gone when they came (see
+    /// [`Pending`]); the shelf counts its readers' own.
+    lost: AtomicU64,
     pub closed: AtomicBool,
     epoch: std::time::Instant,
     endpoint: Url,
@@ -139,6 +192,7 @@ impl Shared {
             }),
             why_empty: ArcSwap::from_pointee(why),
             misses: AtomicU64::new(0),
+            lost: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             epoch: std::time::Instant::now(),
             endpoint,
@@ -181,10 +235,33 @@ impl Shared {
         )
     }
 
-    /// Queues a waiting caller and wakes the driver; the answer comes on
-    /// the receiver.
-    pub fn wait(&self, want: Want) -> oneshot::Receiver<Result<Got, Error>> {
+    /// IDs taken for a caller that never reached it: by the shelf's
+    /// readers caught by a block swap, or sent to a caller who was gone.
+    /// Gaps: counted as abandoned, not issued.
+    pub fn lost(&self) -> u64 {
+        self.lost
+            .load(Ordering::Relaxed)
+            .saturating_add(self.shelf.lost())
+    }
+
+    /// Counts what `got` held as lost: its caller is gone.
+    fn lose(&self, got: &Got) {
+        let n = match got {
+            Got::One(_) => 1,
+            Got::Batch(taken) => taken.count(),
+            Got::Warm => 0,
+        };
+        self.lost.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Queues a waiting caller and wakes the driver; the answer comes
+    /// through the [`Pending`].
+    pub fn wait(&self, want: Want) -> Pending<'_> {
         let (tx, rx) = oneshot::channel();
+        let rx = Pending {
+            rx: Some(rx),
+            shared: self,
+        };
         let mut st = self.lock();
         if st.closed {
             let _ = tx.send(Err(Error::closed()));
@@ -344,7 +421,10 @@ impl Shared {
             };
             match got {
                 Some(got) => {
-                    let _ = w.tx.send(got);
+                    // Gone since `is_closed`: what it was to get is lost.
+                    if let Err(Ok(got)) = w.tx.send(got) {
+                        self.lose(&got);
+                    }
                     // A batch may have emptied a slot: fill it again.
                     self.refill(st);
                 }

@@ -4,6 +4,7 @@
 mod fake;
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -77,17 +78,19 @@ async fn lost_replies_and_many_threads_issue_every_id_once() {
     let s = ids.stats();
     assert!(s.lease.replays_installed >= 1, "{s:?}");
     assert!(s.lease.retries >= 3, "{s:?}");
-    assert_eq!(s.lease.issued, 160_000);
+    // Exactly what callers got: an ID a reader lost to a block swap is
+    // counted lost (abandoned), not issued.
+    assert_eq!(s.lease.issued, 160_000, "{s:?}");
     let closed = ids.close();
     let s = ids.stats();
     assert_eq!(s.phase, Phase::Closed);
-    assert_eq!(closed.abandoned, s.lease.abandoned);
-    // Nothing lost but what close abandoned: every committed ID is issued,
-    // abandoned, or in a range given up while in flight.
+    assert_eq!(closed.abandoned + s.lost, s.lease.abandoned, "{s:?}");
+    // Nothing else gone: every committed ID is issued, abandoned (by close,
+    // or lost), or in a range given up while in flight.
     let granted: u64 = committed.iter().map(|r| r.count()).sum();
     assert!(
-        granted >= 160_000 + closed.abandoned,
-        "{granted} {closed:?}"
+        granted >= 160_000 + s.lease.abandoned,
+        "{granted} {closed:?} {s:?}"
     );
     assert_eq!(ids.next_id().unwrap_err().kind(), ErrorKind::Closed);
 }
@@ -531,4 +534,51 @@ async fn one_id_is_not_queued_behind_a_batch_that_must_wait() {
     assert!(all_distinct(&got));
     assert!(!batch.is_finished(), "the batch still waits for 50");
     batch.abort();
+}
+
+/// An ID sent to a caller who stopped waiting (dropped its future) before
+/// reading it is lost, and counted so: abandoned, not issued. `issued`
+/// stays exactly what callers got.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_id_sent_to_a_caller_who_stopped_waiting_is_not_issued() {
+    let fake = Fake::start().await;
+    fake.script(
+        [
+            Fault::Slow(Duration::ZERO),
+            Fault::Slow(Duration::from_millis(200)),
+        ]
+        .into_iter()
+        .chain((0..32).map(|_| Fault::Slow(Duration::from_secs(120)))),
+    );
+    let ids = Generator::connect(
+        options(&fake)
+            .range_size(10)
+            .request_timeout(Duration::from_secs(60)),
+    )
+    .await
+    .unwrap();
+    let mut got = Vec::new();
+    while let Ok(id) = ids.next_id() {
+        got.push(id);
+    }
+    assert_eq!(ids.stats().lease.issued, 10);
+    // Waits (polled once), is sent an ID when the next range comes, and is
+    // dropped without reading it.
+    let mut waiting = Box::pin(ids.next_id_async());
+    std::future::poll_fn(|cx| {
+        assert!(waiting.as_mut().poll(cx).is_pending());
+        std::task::Poll::Ready(())
+    })
+    .await;
+    let sent = std::time::Instant::now();
+    while ids.stats().lease.available == 0 && sent.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    drop(waiting);
+    got.push(ids.next_id().unwrap());
+    let s = ids.stats();
+    assert_eq!(s.lease.available, 8, "{s:?}");
+    assert_eq!(s.lease.issued, got.len() as u64, "{s:?}");
+    assert_eq!((s.lost, s.lease.abandoned), (1, 1), "{s:?}");
 }
