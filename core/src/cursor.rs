@@ -110,7 +110,7 @@ const LEFT_MASK: u64 = (1 << LEFT_BITS) - 1;
 /// returned whether it took an ID (above `EMPTY`) or nothing.
 const EMPTY: u64 = 1 << 33;
 
-/// The most IDs one [`CursorSlot`] block may hold: 2^32 (with [`EMPTY`],
+/// The most IDs one [`CursorSlot`] block may hold: 2^32 (with `EMPTY`,
 /// the left field stays below 2^34).
 pub const SLOT_LIMIT: u64 = 1 << 32;
 
