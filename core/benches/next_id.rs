@@ -4,10 +4,12 @@
 //! Goal: both within 2x of the bare fetch-add. Run: `cargo bench -p
 //! rangeid-core --bench next_id`.
 
+#[path = "support/ratios.rs"]
+mod ratios;
+
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
-use std::thread;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
@@ -15,29 +17,7 @@ use rangeid_core::authority::{decide, Decision, NamespaceConfig, NamespaceState,
 use rangeid_core::ledger::LedgerView;
 use rangeid_core::protocol::{Capacity, GrantReply};
 use rangeid_core::{Action, AtomicCursor, Lease, LeaseConfig, Namespace, Range, Reply};
-
-/// Time and iterations each routine was measured over, for the ratios.
-static TOTALS: Mutex<Vec<(&'static str, Duration, u64)>> = Mutex::new(Vec::new());
-
-fn record(name: &'static str, elapsed: Duration, iters: u64) {
-    let mut totals = TOTALS.lock().unwrap();
-    match totals.iter_mut().find(|(n, _, _)| *n == name) {
-        Some(entry) => {
-            entry.1 += elapsed;
-            entry.2 += iters;
-        }
-        None => totals.push((name, elapsed, iters)),
-    }
-}
-
-fn ns_per_id(name: &str) -> f64 {
-    let totals = TOTALS.lock().unwrap();
-    let (_, t, n) = totals
-        .iter()
-        .find(|(n, _, _)| *n == name)
-        .expect("measured");
-    t.as_nanos() as f64 / *n as f64
-}
+use ratios::{ns_per_id, record};
 
 /// A lease holding one range of 2^40 IDs, more than a run can use.
 fn loaded_lease() -> Lease {
@@ -117,7 +97,7 @@ fn contended(c: &mut Criterion) {
     g.bench_function("bare AtomicU64::fetch_add", |b| {
         b.iter_custom(|iters| {
             let counter = Arc::new(AtomicU64::new(1));
-            let e = two_threads(iters, move || {
+            let e = ratios::run(2, iters, move || {
                 black_box(counter.fetch_add(1, Ordering::Relaxed));
             });
             record("fetch_add x2", e, iters);
@@ -127,7 +107,7 @@ fn contended(c: &mut Criterion) {
     g.bench_function("AtomicCursor::next_id", |b| {
         b.iter_custom(|iters| {
             let cursor = Arc::new(AtomicCursor::new(Range::with_count(1, 1 << 62).unwrap()));
-            let e = two_threads(iters, move || {
+            let e = ratios::run(2, iters, move || {
                 black_box(cursor.next_id());
             });
             record("cursor x2", e, iters);
@@ -135,27 +115,6 @@ fn contended(c: &mut Criterion) {
         })
     });
     g.finish();
-}
-
-fn two_threads(iters: u64, op: impl Fn() + Send + Sync + Clone + 'static) -> Duration {
-    let barrier = Arc::new(Barrier::new(3));
-    let handles: Vec<_> = (0..2)
-        .map(|_| {
-            let (op, barrier) = (op.clone(), Arc::clone(&barrier));
-            thread::spawn(move || {
-                barrier.wait();
-                for _ in 0..iters / 2 {
-                    op();
-                }
-            })
-        })
-        .collect();
-    barrier.wait();
-    let t = Instant::now();
-    for h in handles {
-        h.join().unwrap();
-    }
-    t.elapsed()
 }
 
 fn main() {

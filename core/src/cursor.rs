@@ -98,39 +98,48 @@ impl AtomicCursor {
     }
 }
 
-/// Bits of a [`CursorSlot`]'s word that count the IDs taken; the bits
-/// above them are its generation.
-const OFFSET_BITS: u32 = 34;
-const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
+/// Bits of a [`CursorSlot`]'s word that hold what the block has left; the
+/// bits above them are its generation.
+const LEFT_BITS: u32 = 34;
+const LEFT_MASK: u64 = (1 << LEFT_BITS) - 1;
 
-/// The most IDs one [`CursorSlot`] block may hold: 2^32. The offset field
-/// has room for twice that, so the overshoot of threads that find the block
-/// used up (each adds 1 once, then pulls the count back) never reaches the
-/// generation bits.
+/// What a [`CursorSlot`]'s left field holds with nothing left: the field is
+/// `EMPTY + left`, so the readers that find a block used up (each takes 1
+/// once, then pulls the field back up to `EMPTY`) never borrow from the
+/// generation bits, and a reader knows from the value its own `fetch_sub`
+/// returned whether it took an ID (above `EMPTY`) or nothing.
+const EMPTY: u64 = 1 << 33;
+
+/// The most IDs one [`CursorSlot`] block may hold: 2^32 (with `EMPTY`,
+/// the left field stays below 2^34).
 pub const SLOT_LIMIT: u64 = 1 << 32;
 
 /// A block of IDs that any thread issues from without a lock, and that its
 /// owner refills in place with [`CursorSlot::replace`].
 ///
-/// One 64-bit word holds a generation (its upper 30 bits) and the count of
-/// IDs taken in this generation (its lower 34). A reader adds 1 to the word
-/// (one `fetch_add`, as [`AtomicCursor`] does), reads the block's start and
-/// count, and checks that the generation did not move meanwhile (a
-/// sequence lock whose first read is that same `fetch_add`): an ID is returned
-/// only if the block it was computed from was the block of that
-/// generation. An odd generation means the owner is replacing the block (or
-/// sealed it): nothing issues. `replace` first makes the generation odd
-/// (taking what was left, exactly), then writes the new block, then makes
-/// it even. A reader caught between its `fetch_add` and its check by a
-/// replacement loses its ID (a gap, counted as taken) and tries again.
+/// One 64-bit word holds a generation (its upper 30 bits) and what the
+/// block has left in this generation (its lower 34, counting down). A
+/// reader takes 1 from the word (one `fetch_sub`, as [`AtomicCursor`] adds
+/// 1), reads the block's start and count, and checks that the generation
+/// did not move meanwhile (a sequence lock whose first read is that same
+/// `fetch_sub`): an ID is returned only if the block it was computed from
+/// was the block of that generation. An odd generation means the owner is
+/// replacing the block (or sealed it): nothing issues. `replace` first
+/// makes the generation odd (taking what was left, exactly), then writes
+/// the new block, then makes it even. A reader caught between its
+/// `fetch_sub` and its check by a replacement loses its ID (a gap) and
+/// tries again; since the value its `fetch_sub` returned says whether it
+/// took an ID, it counts the loss exactly ([`CursorSlot::lost`]).
 ///
 /// Guaranteed under any interleaving: each ID of each installed block is
 /// returned at most once, by a reader or in the tail `replace` hands back,
-/// never by both. Readers are lock-free (a reader only retries when the
-/// owner replaced the block). The owner's methods (`replace`, `seal`) must
-/// not run at the same time as each other: one owner, under its own lock.
-/// (Exactly: a reader stalled from its `fetch_add` to its check across
-/// 2^29 replacements could see the generation come round again; the block
+/// never by both; and every one is returned, handed back, or counted in
+/// [`CursorSlot::lost`], exactly one of these (once the readers are done).
+/// Readers are lock-free (a reader only retries when the owner replaced
+/// the block). The owner's methods (`replace`, `seal`) must not run at the
+/// same time as each other: one owner, under its own lock. (Exactly: a
+/// reader stalled from its `fetch_sub` to its check across 2^29
+/// replacements could see the generation come round again; the block
 /// sizes a driver installs make that many replacements take far longer
 /// than any stall.)
 #[derive(Debug)]
@@ -139,6 +148,9 @@ pub struct CursorSlot {
     word: AtomicU64,
     start: AtomicU64,
     count: AtomicU64,
+    /// IDs taken by readers whose block was replaced before they could
+    /// return them. Written only on that path.
+    lost: AtomicU64,
 }
 
 /// What a reader found on a miss.
@@ -151,12 +163,18 @@ enum Miss {
 
 #[inline]
 const fn generation(word: u64) -> u64 {
-    word >> OFFSET_BITS
+    word >> LEFT_BITS
 }
 
 #[inline]
-const fn pack(generation: u64, offset: u64) -> u64 {
-    (generation << OFFSET_BITS) | offset
+const fn pack(generation: u64, field: u64) -> u64 {
+    (generation << LEFT_BITS) | field
+}
+
+/// What a left field says the block has left.
+#[inline]
+const fn left(field: u64) -> u64 {
+    field.saturating_sub(EMPTY)
 }
 
 impl Default for CursorSlot {
@@ -170,9 +188,10 @@ impl CursorSlot {
     #[cfg(not(loom))]
     pub const fn new() -> CursorSlot {
         CursorSlot {
-            word: AtomicU64::new(pack(1, 0)),
+            word: AtomicU64::new(pack(1, EMPTY)),
             start: AtomicU64::new(0),
             count: AtomicU64::new(0),
+            lost: AtomicU64::new(0),
         }
     }
 
@@ -180,9 +199,10 @@ impl CursorSlot {
     #[cfg(loom)]
     pub fn new() -> CursorSlot {
         CursorSlot {
-            word: AtomicU64::new(pack(1, 0)),
+            word: AtomicU64::new(pack(1, EMPTY)),
             start: AtomicU64::new(0),
             count: AtomicU64::new(0),
+            lost: AtomicU64::new(0),
         }
     }
 
@@ -191,18 +211,20 @@ impl CursorSlot {
     #[inline]
     pub fn next_id(&self) -> Option<u64> {
         loop {
-            let w = self.word.fetch_add(1, Ordering::Acquire);
+            let w = self.word.fetch_sub(1, Ordering::Acquire);
             // Acquire: if either load reads a later block, the generation
             // made odd before it was written is seen by the check below.
             let count = self.count.load(Ordering::Acquire);
             let start = self.start.load(Ordering::Acquire);
             let now = self.word.load(Ordering::Relaxed);
-            let offset = w & OFFSET_MASK;
-            // Same generation, even (a block installed), and within it.
-            if (generation(w ^ now) | (generation(w) & 1)) == 0 && offset < count {
-                return Some(start + offset);
+            let field = w & LEFT_MASK;
+            // Same generation, even (a block installed), and an ID left.
+            if (generation(w ^ now) | (generation(w) & 1)) == 0 && field > EMPTY {
+                // The block read is this generation's: `field - EMPTY` (what
+                // was left before this call) is at most its count.
+                return Some(start + (count - (field - EMPTY)));
             }
-            match self.miss(w, now, count) {
+            match self.miss(w, now) {
                 Miss::Retry => continue,
                 Miss::Empty => return None,
             }
@@ -210,25 +232,29 @@ impl CursorSlot {
     }
 
     #[cold]
-    fn miss(&self, w: u64, now: u64, count: u64) -> Miss {
+    fn miss(&self, w: u64, now: u64) -> Miss {
         let g = generation(w);
         if generation(now) != g {
-            // Replaced since the `fetch_add`: a newer block may have IDs.
+            if g & 1 == 0 && (w & LEFT_MASK) > EMPTY {
+                // This call took an ID of a block since replaced (or sealed):
+                // not returned, not in the tail the owner got. A gap.
+                self.lost.fetch_add(1, Ordering::Relaxed);
+            }
+            // Replaced since the `fetch_sub`: a newer block may have IDs.
             return if generation(now) & 1 == 0 {
                 Miss::Retry
             } else {
                 Miss::Empty
             };
         }
-        // Used up (or sealed): pull the overshoot back, within this
-        // generation only, so the offset never grows past `count` plus the
-        // threads inside this call.
-        let floor = if g & 1 == 0 { count } else { 0 };
+        // Used up (or sealed): pull the overshoot back up, within this
+        // generation only, so the field never falls below `EMPTY` by more
+        // than the threads inside this call.
         let mut cur = now;
-        while generation(cur) == g && (cur & OFFSET_MASK) > floor {
+        while generation(cur) == g && (cur & LEFT_MASK) < EMPTY {
             match self.word.compare_exchange_weak(
                 cur,
-                pack(g, floor),
+                pack(g, EMPTY),
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             ) {
@@ -256,15 +282,20 @@ impl CursorSlot {
             // below fail (its replacement changed the word first).
             let count = self.count.load(Ordering::Acquire);
             let start = self.start.load(Ordering::Acquire);
-            let offset = w & OFFSET_MASK;
-            if offset >= count || count - offset < n {
+            let have = left(w & LEFT_MASK);
+            if have > count {
+                // The count read is not this generation's: read again.
+                w = self.word.load(Ordering::Acquire);
+                continue;
+            }
+            if have < n {
                 return None;
             }
             match self
                 .word
-                .compare_exchange_weak(w, w + n, Ordering::Acquire, Ordering::Acquire)
+                .compare_exchange_weak(w, w - n, Ordering::Acquire, Ordering::Acquire)
             {
-                Ok(_) => return Range::with_count(start + offset, n).ok(),
+                Ok(_) => return Range::with_count(start + (count - have), n).ok(),
                 Err(seen) => w = seen,
             }
         }
@@ -276,9 +307,15 @@ impl CursorSlot {
         if generation(w) & 1 == 1 {
             return 0;
         }
-        self.count
-            .load(Ordering::Relaxed)
-            .saturating_sub(w & OFFSET_MASK)
+        left(w & LEFT_MASK).min(self.count.load(Ordering::Relaxed))
+    }
+
+    /// IDs taken by readers whose block was replaced or sealed before they
+    /// could return them: gaps, neither returned nor in any tail the owner
+    /// got. Only grows. With every reader done, each ID of every block
+    /// installed is returned, handed back, or counted here, exactly once.
+    pub fn lost(&self) -> u64 {
+        self.lost.load(Ordering::Relaxed)
     }
 
     /// The owner's: stops issuing and hands back the unused tail of the
@@ -289,12 +326,12 @@ impl CursorSlot {
         if g & 1 == 1 {
             return None;
         }
-        let before = self.word.fetch_add(1 << OFFSET_BITS, Ordering::Acquire);
+        let before = self.word.fetch_add(1 << LEFT_BITS, Ordering::Acquire);
         // The block's fields are the owner's own writes.
         let count = self.count.load(Ordering::Relaxed);
         let start = self.start.load(Ordering::Relaxed);
-        let taken = (before & OFFSET_MASK).min(count);
-        Range::with_count(start + taken, count - taken).ok()
+        let rest = left(before & LEFT_MASK).min(count);
+        Range::with_count(start + (count - rest), rest).ok()
     }
 
     /// The owner's: seals the slot (see [`CursorSlot::seal`]), installs
@@ -310,11 +347,12 @@ impl CursorSlot {
         // generation (or a later one) when it checks the word.
         self.start.store(block.start(), Ordering::Release);
         self.count.store(block.count(), Ordering::Release);
-        // A swap, not a store: readers' `fetch_add`s must land wholly before
+        // A swap, not a store: readers' `fetch_sub`s must land wholly before
         // or after it. (Both are so in the memory model; loom 0.7 lets a
         // plain store fall between an RMW's read and write, tokio-rs/loom#254,
         // and would report duplicates this code cannot make.)
-        self.word.swap(pack(g + 1, 0), Ordering::Release);
+        self.word
+            .swap(pack(g + 1, EMPTY + block.count()), Ordering::Release);
         Ok(tail)
     }
 }
@@ -401,17 +439,22 @@ mod tests {
     #[test]
     fn slot_overshoot_is_pulled_back() {
         let s = CursorSlot::new();
+        for _ in 0..1000 {
+            assert_eq!(s.next_id(), None);
+        }
+        assert_eq!(s.word.load(Ordering::Relaxed) & LEFT_MASK, EMPTY);
         s.replace(Range::with_count(1, 1).unwrap()).unwrap();
         assert_eq!(s.next_id(), Some(1));
         for _ in 0..1000 {
             assert_eq!(s.next_id(), None);
         }
-        assert_eq!(s.word.load(Ordering::Relaxed) & OFFSET_MASK, 1);
+        assert_eq!(s.word.load(Ordering::Relaxed) & LEFT_MASK, EMPTY);
         s.seal();
         for _ in 0..1000 {
             assert_eq!(s.next_id(), None);
         }
-        assert_eq!(s.word.load(Ordering::Relaxed) & OFFSET_MASK, 0);
+        assert_eq!(s.word.load(Ordering::Relaxed) & LEFT_MASK, EMPTY);
+        assert_eq!(s.lost(), 0, "no call took an ID it did not return");
     }
 
     #[test]
@@ -462,6 +505,59 @@ mod tests {
         assert_eq!(all.len(), n, "an ID was issued twice");
         assert!(issued > 0);
         assert!(all.iter().all(|&id| (7..(block + 1) * 7).contains(&id)));
+    }
+
+    #[test]
+    fn slot_accounts_for_every_id_of_every_block() {
+        // Every ID of every block installed is returned by a reader, handed
+        // back in a tail, or counted lost (its reader was caught by a
+        // replacement), exactly once.
+        extern crate std;
+        use std::{sync::Arc, thread, vec::Vec};
+        let s = Arc::new(CursorSlot::new());
+        let stop = Arc::new(core::sync::atomic::AtomicBool::new(false));
+        let readers: Vec<_> = (0..3)
+            .map(|_| {
+                let (s, stop) = (Arc::clone(&s), Arc::clone(&stop));
+                thread::spawn(move || {
+                    let mut got = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        if let Some(id) = s.next_id() {
+                            got.push(id);
+                        }
+                    }
+                    got
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        let blocks = 50_000u64;
+        for block in 1..=blocks {
+            let r = Range::with_count(block * 7, 7).unwrap();
+            if let Some(t) = s.replace(r).unwrap() {
+                all.extend(t.start()..=t.last());
+            }
+            if block % 64 == 0 {
+                thread::yield_now();
+            }
+        }
+        if let Some(t) = s.seal() {
+            all.extend(t.start()..=t.last());
+        }
+        stop.store(true, Ordering::Relaxed);
+        for h in readers {
+            all.extend(h.join().unwrap());
+        }
+        all.sort_unstable();
+        let n = all.len() as u64;
+        all.dedup();
+        assert_eq!(all.len() as u64, n, "an ID was issued twice");
+        assert_eq!(
+            n + s.lost(),
+            blocks * 7,
+            "{} IDs were neither returned, handed back nor counted lost",
+            blocks * 7 - n - s.lost()
+        );
     }
 
     #[test]

@@ -93,8 +93,9 @@ fn batches_and_singles_never_overlap() {
 }
 
 /// Readers issue from a slot while its owner replaces the block: no ID is
-/// issued twice, none is both issued and handed back in the tail, and every
-/// one is from a block that was installed.
+/// issued twice, none is both issued and handed back in the tail, every
+/// one is from a block that was installed, and each is issued, handed back
+/// or counted lost.
 fn slot_check(first_count: u64, reader_calls: [usize; 2], batch: bool) {
     // Three threads with retry loops: bounded to 3 preemptions (loom's
     // advice for models this size), which still covers a replacement
@@ -144,6 +145,13 @@ fn slot_check(first_count: u64, reader_calls: [usize; 2], batch: bool) {
             all.iter()
                 .all(|&id| first.contains(id) || second.contains(id)),
             "an ID outside the blocks: {all:?}"
+        );
+        // Every ID is returned, handed back, or counted lost: exactly.
+        assert_eq!(
+            n as u64 + slot.lost(),
+            first.count() + second.count(),
+            "IDs unaccounted for: {all:?}, lost {}",
+            slot.lost()
         );
     });
 }

@@ -10,8 +10,11 @@
 //! or a waiter's.
 
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -46,8 +49,73 @@ pub(crate) enum Want {
 #[derive(Debug)]
 pub(crate) enum Got {
     One(u64),
-    Batch(Vec<u64>),
+    Batch(Taken),
     Warm,
+}
+
+/// A batch taken under the lock, as ranges (a few): the caller makes the
+/// IDs of it ([`Taken::ids`]) after the lock is dropped, so the lock is
+/// never held for work that grows with the batch.
+#[derive(Debug)]
+pub(crate) struct Taken(Vec<Range>);
+
+impl Taken {
+    /// How many IDs it holds.
+    pub fn count(&self) -> u64 {
+        self.0.iter().map(Range::count).sum()
+    }
+
+    /// The batch's IDs, in order.
+    pub fn ids(&self) -> Vec<u64> {
+        let mut out = Vec::with_capacity(usize::try_from(self.count()).unwrap_or(0));
+        for r in &self.0 {
+            out.extend(r.start()..=r.last());
+        }
+        out
+    }
+}
+
+/// The answer a waiting caller reads. Dropped unread (the caller's future
+/// was dropped), it closes the channel first, so the driver's later sends
+/// fail (and it counts what they held as lost), then counts as lost what
+/// was sent before.
+pub(crate) struct Pending<'a> {
+    /// `None` once given to `blocking_recv`.
+    rx: Option<oneshot::Receiver<Result<Got, Error>>>,
+    shared: &'a Shared,
+}
+
+impl Future for Pending<'_> {
+    type Output = Result<Result<Got, Error>, oneshot::error::RecvError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.rx.as_mut() {
+            Some(rx) => Pin::new(rx).poll(cx),
+            None => Poll::Ready(Ok(Err(Error::closed()))),
+        }
+    }
+}
+
+impl Pending<'_> {
+    /// Blocks the calling thread (not a runtime's worker) for the answer.
+    /// (A thread that blocks cannot stop waiting: nothing is lost.)
+    pub fn blocking_recv(mut self) -> Result<Result<Got, Error>, oneshot::error::RecvError> {
+        match self.rx.take() {
+            Some(rx) => rx.blocking_recv(),
+            None => Ok(Err(Error::closed())),
+        }
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if let Some(rx) = self.rx.as_mut() {
+            rx.close();
+            if let Ok(Ok(got)) = rx.try_recv() {
+                self.shared.lose(&got);
+            }
+        }
+    }
 }
 
 struct Waiter {
@@ -84,6 +152,9 @@ pub(crate) struct Shared {
     why_empty: ArcSwap<Error>,
     /// Calls that found no ID on the shelf.
     pub misses: AtomicU64,
+    /// IDs taken for waiting callers who were gone when they came (see
+    /// [`Pending`]); the shelf counts its readers' own.
+    lost: AtomicU64,
     pub closed: AtomicBool,
     epoch: std::time::Instant,
     endpoint: Url,
@@ -121,6 +192,7 @@ impl Shared {
             }),
             why_empty: ArcSwap::from_pointee(why),
             misses: AtomicU64::new(0),
+            lost: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             epoch: std::time::Instant::now(),
             endpoint,
@@ -163,10 +235,33 @@ impl Shared {
         )
     }
 
-    /// Queues a waiting caller and wakes the driver; the answer comes on
-    /// the receiver.
-    pub fn wait(&self, want: Want) -> oneshot::Receiver<Result<Got, Error>> {
+    /// IDs taken for a caller that never reached it: by the shelf's
+    /// readers caught by a block swap, or sent to a caller who was gone.
+    /// Gaps: counted as abandoned, not issued.
+    pub fn lost(&self) -> u64 {
+        self.lost
+            .load(Ordering::Relaxed)
+            .saturating_add(self.shelf.lost())
+    }
+
+    /// Counts what `got` held as lost: its caller is gone.
+    fn lose(&self, got: &Got) {
+        let n = match got {
+            Got::One(_) => 1,
+            Got::Batch(taken) => taken.count(),
+            Got::Warm => 0,
+        };
+        self.lost.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Queues a waiting caller and wakes the driver; the answer comes
+    /// through the [`Pending`].
+    pub fn wait(&self, want: Want) -> Pending<'_> {
         let (tx, rx) = oneshot::channel();
+        let rx = Pending {
+            rx: Some(rx),
+            shared: self,
+        };
         let mut st = self.lock();
         if st.closed {
             let _ = tx.send(Err(Error::closed()));
@@ -189,31 +284,43 @@ impl Shared {
     }
 
     /// Exactly `n` IDs now, or why not (under the lock): the shelf's
-    /// blocks first, then the engine's ranges.
-    pub fn take_batch(&self, st: &mut State, n: u64) -> Result<Vec<u64>, IssueError> {
+    /// blocks first, then the engine's ranges. Stops the shelf's readers
+    /// (seals both blocks, to count them exactly) only when the engine says
+    /// the batch can be had with what the shelf holds now, and only for as
+    /// long as it takes to cut ranges (a few): the IDs are made later,
+    /// without the lock ([`Taken::ids`]).
+    pub fn take_batch(&self, st: &mut State, n: u64) -> Result<Taken, IssueError> {
+        if let Some(r) = self.shelf.take(n) {
+            return Ok(Taken(vec![r]));
+        }
+        // Readers only lower what the shelf holds (the driver alone adds,
+        // under this lock): a batch that cannot be had with this snapshot
+        // cannot be had after a seal either.
+        st.lease.check_exact(n, self.shelf.unused())?;
         let tails = self.shelf.seal();
         let held: u64 = tails.iter().flatten().map(Range::count).sum();
         match st.lease.take_exact(n, held) {
             Ok(batch) => {
-                let mut out = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
+                let mut out = Vec::with_capacity(2 + batch.pieces().count());
                 let mut from_held = batch.from_lent;
                 let mut rest = [None; 2];
                 for (k, tail) in tails.iter().enumerate() {
                     let Some(t) = tail else { continue };
                     let take = from_held.min(t.count());
-                    out.extend(t.start()..t.start() + take);
+                    if let Ok(r) = Range::with_count(t.start(), take) {
+                        out.push(r);
+                    }
                     from_held -= take;
                     if take < t.count() {
                         rest[k] = Range::with_count(t.start() + take, t.count() - take).ok();
                     }
                 }
-                for piece in batch.pieces() {
-                    out.extend(piece.start()..=piece.last());
-                }
                 self.shelf.put_back(rest);
-                Ok(out)
+                out.extend(batch.pieces());
+                Ok(Taken(out))
             }
             Err(e) => {
+                // Readers took IDs between the snapshot and the seal.
                 self.shelf.put_back(tails);
                 Err(e)
             }
@@ -275,37 +382,56 @@ impl Shared {
         }
     }
 
+    /// Serves what the shelf and the engine hold now. A caller who wants
+    /// one ID is served from the shelf wherever it is in the queue: a
+    /// batch ahead of it that must wait for more does not hold it up (one
+    /// ID hardly delays a batch, and the engine is asked for what they all
+    /// need). Batches are served in their order: none passes an earlier
+    /// one that waits, so a large batch is not starved by smaller ones.
     fn serve(&self, st: &mut State) {
         let now = std::time::Instant::now();
-        while let Some((want, gone)) = st.waiters.front().map(|w| (w.want, w.tx.is_closed())) {
-            if gone {
-                st.waiters.pop_front();
+        let mut waiting = VecDeque::with_capacity(st.waiters.len());
+        let mut batch_waits = false;
+        while let Some(w) = st.waiters.pop_front() {
+            if w.tx.is_closed() {
                 continue;
             }
-            let got = match want {
-                Want::One => self.shelf.next_id().map(|id| Ok(Got::One(id))),
+            let got = match w.want {
+                Want::One => self
+                    .shelf
+                    .next_id()
+                    .or_else(|| {
+                        // The shelf may be used up while the engine holds more.
+                        self.refill(st);
+                        self.shelf.next_id()
+                    })
+                    .map(|id| Ok(Got::One(id))),
                 Want::Warm => {
                     (self.shelf.unused() > 0 || st.lease.available() > 0).then_some(Ok(Got::Warm))
                 }
+                Want::Batch(_) if batch_waits => None,
                 Want::Batch(n) => match self.take_batch(st, n) {
-                    Ok(ids) => Some(Ok(Got::Batch(ids))),
-                    Err(e) if e.waits() => None,
+                    Ok(taken) => Some(Ok(Got::Batch(taken))),
+                    Err(e) if e.waits() => {
+                        batch_waits = true;
+                        None
+                    }
                     Err(e) => Some(Err(self.error(st, e, None))),
                 },
             };
-            let Some(got) = got else {
-                // Refill may have emptied a slot for a batch: fill it again.
-                self.refill(st);
-                if matches!(want, Want::One) && self.shelf.unused() > 0 {
-                    continue;
+            match got {
+                Some(got) => {
+                    // Gone since `is_closed`: what it was to get is lost.
+                    if let Err(Ok(got)) = w.tx.send(got) {
+                        self.lose(&got);
+                    }
+                    // A batch may have emptied a slot: fill it again.
+                    self.refill(st);
                 }
-                break;
-            };
-            if let Some(w) = st.waiters.pop_front() {
-                let _ = w.tx.send(got);
+                None => waiting.push_back(w),
             }
-            self.refill(st);
         }
+        st.waiters = waiting;
         if st.waiters.is_empty() {
             return;
         }

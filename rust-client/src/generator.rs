@@ -19,7 +19,7 @@ pub const MAX_BATCH: u64 = u32::MAX as u64;
 /// closes when the last clone is dropped, or at [`Generator::close`].
 ///
 /// [`Generator::next_id`] never waits: from any thread, without a lock, it
-/// takes the next ID of the block on hand (an `AtomicU64::fetch_add`, plus
+/// takes the next ID of the block on hand (an `AtomicU64::fetch_sub`, plus
 /// a check). Refills run in a background task on tokio, ahead of need.
 #[derive(Clone)]
 pub struct Generator {
@@ -97,9 +97,17 @@ pub struct Stats {
     pub in_flight: u64,
     /// Calls that found no ID on hand (`next_id` errors, and waits).
     pub misses: u64,
+    /// IDs taken for a caller that never reached it: a `next_id` caught
+    /// between taking an ID and checking it by a block swap, or a waiting
+    /// caller who stopped waiting (dropped its future) as its IDs were
+    /// sent. Gaps, never issued by anyone: in `lease.abandoned`, not in
+    /// `lease.issued`.
+    pub lost: u64,
     /// The engine's counters (`issued`, `available`, `reserved`,
     /// `abandoned`, `requests`, `retries`, `grant_ms`, ...), counting the
-    /// IDs on hand as not issued.
+    /// IDs on hand as not issued, and the `lost` ones as abandoned. (A
+    /// `next_id` in progress counts as issued until it returns or loses
+    /// its ID.)
     pub lease: rangeid_core::lease::Stats,
 }
 
@@ -109,8 +117,8 @@ impl Generator {
     /// first range, so a wrong URL, token or namespace fails here.
     pub async fn connect(options: Options) -> Result<Generator, Error> {
         let g = Generator::start(options, false)?;
-        let rx = g.shared.wait(Want::Warm);
-        g.warm(rx.await)
+        let got = g.shared.wait(Want::Warm).await;
+        g.warm(got)
     }
 
     /// Like [`Generator::connect`], for code outside async: on the runtime
@@ -119,8 +127,8 @@ impl Generator {
     /// thread, which must not be a runtime's worker.
     pub fn connect_blocking(options: Options) -> Result<Generator, Error> {
         let g = Generator::start(options, true)?;
-        let rx = g.shared.wait(Want::Warm);
-        g.warm(rx.blocking_recv())
+        let got = g.shared.wait(Want::Warm).blocking_recv();
+        g.warm(got)
     }
 
     fn warm(
@@ -265,11 +273,11 @@ impl Generator {
             return Err(Error::closed());
         }
         match self.shared.take_batch(&mut st, n) {
-            Ok(ids) => {
+            Ok(taken) => {
                 drop(st);
                 // The shelf may need a refill now.
                 self.shared.shelf.wake.notify_one();
-                Ok(Some(ids))
+                Ok(Some(taken.ids()))
             }
             Err(e) if e.waits() => Ok(None),
             Err(e) => {
@@ -299,13 +307,18 @@ impl Generator {
         } else {
             self.shared.shelf.unused()
         };
+        let lost = self.shared.lost();
+        let mut lease = st.lease.stats(held);
+        lease.issued = lease.issued.saturating_sub(lost);
+        lease.abandoned = lease.abandoned.saturating_add(lost);
         Stats {
             incarnation: self.shared.incarnation.clone(),
             phase: Shared::phase(&st),
             rate_per_second: st.lease.rate(),
             in_flight: Shared::in_flight(&st),
             misses: self.shared.misses.load(Ordering::Relaxed),
-            lease: st.lease.stats(held),
+            lost,
+            lease,
         }
     }
 
@@ -333,7 +346,7 @@ impl Generator {
 
 fn batch(got: Result<Result<Got, Error>, oneshot::error::RecvError>) -> Result<Vec<u64>, Error> {
     match got {
-        Ok(Ok(Got::Batch(ids))) => Ok(ids),
+        Ok(Ok(Got::Batch(taken))) => Ok(taken.ids()),
         Ok(Err(e)) => Err(e),
         _ => Err(Error::closed()),
     }

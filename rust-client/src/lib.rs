@@ -2,7 +2,7 @@
 //!
 //! A [`Generator`] holds ranges of IDs that the authority committed to it,
 //! and issues from them locally: [`Generator::next_id`] is synchronous and
-//! lock-free, from any thread, one `fetch_add` plus a check. A background
+//! lock-free, from any thread, one atomic `fetch_sub` plus a check. A background
 //! task on tokio asks for the next range ahead of need, retries, refreshes
 //! the token after a 401 and installs each grant once. Every one of those
 //! decisions is made by [`rangeid_core`]'s `Lease`, the engine the npm

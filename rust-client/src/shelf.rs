@@ -65,6 +65,12 @@ impl Shelf {
         self.slots[i].take(n)
     }
 
+    /// IDs its readers took and lost to a block swap (see
+    /// [`CursorSlot::lost`]): gaps, never returned.
+    pub fn lost(&self) -> u64 {
+        self.slots[0].lost().saturating_add(self.slots[1].lost())
+    }
+
     /// IDs left in both blocks (a snapshot).
     pub fn unused(&self) -> u64 {
         self.slots[0].remaining() + self.slots[1].remaining()

@@ -753,11 +753,11 @@ impl Lease {
     /// has on its way add up to fewer than `n`; [`IssueError::BatchTooLarge`]
     /// above [`Lease::batch_limit`]; `Exhausted` or `Failed` once stopped.
     pub fn take_exact(&mut self, n: u64, lent_unused: u64) -> Result<Batch, IssueError> {
-        if n == 0 {
-            return Err(IssueError::EmptyBatch);
-        }
-        if self.phase == Phase::Closed {
-            return Err(IssueError::Closed);
+        if let Err(e) = self.check_exact(n, lent_unused) {
+            if !matches!(e, IssueError::EmptyBatch | IssueError::Closed) {
+                self.stats.starved += 1;
+            }
+            return Err(e);
         }
         let lent = lent_unused.min(self.lent);
         let mut batch = Batch {
@@ -769,10 +769,6 @@ impl Lease {
             return Ok(batch);
         }
         let need = n - lent;
-        if self.available() < need {
-            self.stats.starved += 1;
-            return Err(self.batch_error(n, lent));
-        }
         // The driver hands the whole rest of its block to this caller.
         self.settle_lent();
         let mut left = need;
@@ -789,6 +785,26 @@ impl Lease {
         }
         self.update_refill_mark();
         Ok(batch)
+    }
+
+    /// Whether [`Lease::take_exact`]`(n, lent_unused)` would succeed now,
+    /// changing nothing (not even [`Stats::starved`]): `Ok` when it would,
+    /// else the error it would fail with. A driver that must stop its
+    /// readers to count what it holds (seal its blocks) asks this first,
+    /// with a snapshot of what it holds: readers only ever lower it, so an
+    /// error here is the error `take_exact` would give after the seal.
+    pub fn check_exact(&self, n: u64, lent_unused: u64) -> Result<(), IssueError> {
+        if n == 0 {
+            return Err(IssueError::EmptyBatch);
+        }
+        if self.phase == Phase::Closed {
+            return Err(IssueError::Closed);
+        }
+        let lent = lent_unused.min(self.lent);
+        if n > lent && self.available() < n - lent {
+            return Err(self.batch_error(n, lent));
+        }
+        Ok(())
     }
 
     /// Why a batch of `n` cannot be had now, with `lent` IDs in the

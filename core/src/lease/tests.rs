@@ -1840,9 +1840,16 @@ fn an_exact_batch_takes_the_lent_block_first() {
     let b = l.take_exact(4, 1).unwrap();
     assert_eq!(batch_ids(&b, 4), vec![4, 5, 6, 7]);
     assert_eq!(l.stats(0).issued, 7);
-    // More than the block and the engine hold: nothing, not even the block.
+    // More than the block and the engine hold: nothing, not even the block;
+    // check_exact says so first and changes nothing, not even `starved`.
     let block = l.lend(2).unwrap();
     assert_eq!(block, Range::new(8, 10).unwrap());
+    let before = l.stats(2);
+    assert_eq!(l.check_exact(5, 2), Err(IssueError::Unavailable));
+    assert_eq!(l.stats(2), before);
+    assert_eq!(l.check_exact(3, 2), Ok(()), "two lent and one installed");
+    assert_eq!(l.check_exact(2, 2), Ok(()));
+    assert_eq!(l.check_exact(0, 2), Err(IssueError::EmptyBatch));
     assert_eq!(l.take_exact(5, 2), Err(IssueError::Unavailable));
     assert_eq!(l.stats(2).issued, 7);
     assert_eq!(l.available(), 1);
