@@ -93,11 +93,13 @@ fi
 # Python tools, pinned, in .venv: Schemathesis for the authority's HTTP
 # fuzzing (tests/authority/fuzz.test.mjs); maturin, which builds the Python
 # package's wheel (python/), and pytest and mypy, which test the wheel as
-# installed and its type stubs (python/scripts/test.sh).
+# installed and its type stubs, and FastAPI with httpx2 (its test client),
+# which run the README's FastAPI example against the wheel
+# (python/scripts/run.sh).
 py_version() { .venv/bin/python -c 'import importlib.metadata as m, sys
 try: print(m.version(sys.argv[1]))
 except m.PackageNotFoundError: print("")' "$1"; }
-for pin in schemathesis==4.32.5 maturin==1.16.0 pytest==9.2.0 mypy==2.4.1; do
+for pin in schemathesis==4.32.5 maturin==1.16.0 pytest==9.2.0 mypy==2.4.1 fastapi==0.163.2 httpx2==2.16.2; do
   if [ "$(py_version "${pin%%==*}")" != "${pin##*==}" ]; then
     say "installing $pin in .venv"
     .venv/bin/pip install --quiet --disable-pip-version-check "$pin"

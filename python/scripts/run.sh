@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The Python package as its users get it: builds the wheel (maturin, from
-# python/pyproject.toml), installs it in a fresh venv in a temporary folder
-# with pytest and mypy (the versions scripts/setup.sh pins in .venv), and
-# runs there, never from the source tree:
+# python/pyproject.toml), installs it with pip in a fresh venv in a
+# temporary folder (the test tools, pinned in .venv by scripts/setup.sh,
+# seen through a .pth file), and runs there, never from the source tree:
 #
 #   python/scripts/run.sh test    mypy --strict on a typed program using the
 #                                 package (tests/typing_use.py), stubtest
 #                                 (the stubs against the module), then pytest
 #                                 against the real local authority on workerd
-#   python/scripts/run.sh bench   bench.py: next_id() beside
+#   python/scripts/run.sh bench   benches/next_id.py: next_id() beside
 #                                 next(itertools.count()) and uuid.uuid4()
 #
 # Needs .venv (scripts/setup.sh) and the authority Worker's build
@@ -31,20 +31,26 @@ nice -n 10 .venv/bin/maturin build --release --locked --manifest-path python/Car
 wheel="$(ls "$work"/dist/rangeid-*.whl)"
 say "built $(basename "$wheel") ($(du -k "$wheel" | cut -f1) KiB) in $((SECONDS - start)) s"
 
-pin() { .venv/bin/python -c 'import importlib.metadata as m, sys; print(sys.argv[1] + "==" + m.version(sys.argv[1]))' "$1"; }
-.venv/bin/python -m venv "$work/venv"
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check "$wheel" "$(pin pytest)" "$(pin mypy)"
+start=$SECONDS
+# A fresh venv holding only the wheel, installed by pip as a user would;
+# the test tools (pytest, mypy, FastAPI, httpx2, pinned by setup.sh) come
+# from .venv through a .pth file, after the venv's own packages.
+purelib() { "$1" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'; }
+.venv/bin/python -m venv --without-pip "$work/venv"
 py="$work/venv/bin/python"
+purelib .venv/bin/python > "$(purelib "$py")/rangeid-test-tools.pth"
+.venv/bin/python -m pip --python "$py" install --quiet --disable-pip-version-check --no-deps "$wheel"
+say "a fresh venv with the wheel: $((SECONDS - start)) s"
 
 # From the temporary folder: nothing of the source tree on the path.
 cd "$work"
 if [ "$mode" = bench ]; then
-  "$py" "$repo/python/bench.py"
+  "$py" "$repo/python/benches/next_id.py"
   exit 0
 fi
 start=$SECONDS
 "$py" -m mypy --strict --no-incremental "$repo/python/tests/typing_use.py"
-"$py" -m mypy.stubtest rangeid --allowlist "$repo/python/tests/stubtest-allowlist.txt"
+"$py" -m mypy.stubtest rangeid
 say "mypy --strict and stubtest: $((SECONDS - start)) s"
 start=$SECONDS
 "$py" -m pytest "$repo/python/tests" -p no:cacheprovider --import-mode=importlib -q "$@"
