@@ -39,19 +39,22 @@ purelib() { "$1" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])';
 .venv/bin/python -m venv --without-pip "$work/venv"
 py="$work/venv/bin/python"
 purelib .venv/bin/python > "$(purelib "$py")/rangeid-test-tools.pth"
-.venv/bin/python -m pip --python "$py" install --quiet --disable-pip-version-check --no-deps "$wheel"
+# As a user's: node (the local authority's runtime for the tests) and the
+# system's folders on PATH, no cargo or rustc.
+user_path="$(dirname "$(command -v node)"):/usr/local/bin:/usr/bin:/bin"
+PATH="$user_path" .venv/bin/python -m pip --python "$py" install --quiet --disable-pip-version-check --no-deps "$wheel"
 say "a fresh venv with the wheel: $((SECONDS - start)) s"
 
 # From the temporary folder: nothing of the source tree on the path.
 cd "$work"
 if [ "$mode" = bench ]; then
-  "$py" "$repo/python/benches/next_id.py"
+  PATH="$user_path" "$py" "$repo/python/benches/next_id.py"
   exit 0
 fi
 start=$SECONDS
-"$py" -m mypy --strict --no-incremental "$repo/python/tests/typing_use.py"
-"$py" -m mypy.stubtest rangeid
+PATH="$user_path" "$py" -m mypy --strict --no-incremental "$repo/python/tests/typing_use.py"
+PATH="$user_path" "$py" -m mypy.stubtest rangeid
 say "mypy --strict and stubtest: $((SECONDS - start)) s"
 start=$SECONDS
-"$py" -m pytest "$repo/python/tests" -p no:cacheprovider --import-mode=importlib -q "$@"
+PATH="$user_path" "$py" -m pytest "$repo/python/tests" -p no:cacheprovider --import-mode=importlib -q "$@"
 say "pytest: $((SECONDS - start)) s"

@@ -323,3 +323,52 @@ def test_a_restart_of_the_authority_while_threads_issue(authority: LocalAuthorit
     assert max(ids) >= at_restart, "no ID came from a range granted after the restart"
     assert g.stats()["lease"]["retries"] > 0
     g.close()
+
+
+def test_ids_up_to_2_to_the_64_minus_1_are_exact_ints(authority: LocalAuthority) -> None:
+    top = 2**64 - 1
+    ns = authority.namespace("py-top", first=str(top - 999), max=str(top))
+    g = generator(authority, ns, deadlineMs=5000)
+    ids = g.next_ids(999) + [g.next_id()]
+    assert sorted(ids) == list(range(top - 999, top + 1)), "every ID of the namespace, exact, up to 2^64 - 1"
+    e = expect(g.next_id, rangeid.ExhaustedError, "exhausted")
+    assert e.is_final
+    g.close()
+    # first == max: a namespace of one ID.
+    one = authority.namespace("py-one", first=str(top), max=str(top))
+    with generator(authority, one) as g:
+        assert g.next_id() == top
+        expect(g.next_id, rangeid.ExhaustedError, "exhausted")
+
+
+def test_no_rust_toolchain_is_needed_where_users_run_it() -> None:
+    """run.sh installs the wheel and runs these tests with only node (for
+    the local authority) and the system's folders on PATH."""
+    import shutil
+
+    assert shutil.which("cargo") is None and shutil.which("rustc") is None
+    assert shutil.which("maturin") is None
+
+
+def test_a_cancelled_wait_takes_no_id_and_the_generator_goes_on(authority: LocalAuthority) -> None:
+    ns = authority.namespace("py-cancel")
+    token = authority.token("generator", [ns])
+
+    async def main() -> None:
+        ids = await AsyncGenerator.connect(url=authority.url, token=token, namespace=ns, options={"deadlineMs": 20_000})
+        status, body = authority.request("POST", f"/v1/namespaces/{ns}/freeze", {"reason": "pytest"})
+        assert status == 200, body
+        held = await ids.next_ids(ids.stats()["lease"]["available"])
+        waiting = asyncio.ensure_future(ids.next_id())
+        await asyncio.sleep(0.3)
+        assert not waiting.done(), "frozen with nothing on hand: the call waits"
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        status, body = authority.request("POST", f"/v1/namespaces/{ns}/unfreeze", {"reason": "pytest"})
+        assert status == 200, body
+        after = await ids.next_ids(50)
+        assert not set(after) & set(held) and len(set(after)) == 50
+        ids.close()
+
+    asyncio.run(main())
