@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Python package as its users get it: builds the wheel (maturin, from
-# python/pyproject.toml), installs it with pip in a fresh venv in a
-# temporary folder (the test tools, pinned in .venv by scripts/setup.sh,
-# seen through a .pth file), and runs there, never from the source tree:
+# python/pyproject.toml, into target/wheels/), installs it with pip in a
+# fresh venv in a temporary folder (the test tools, pinned in .venv by
+# scripts/setup.sh, seen through a .pth file), and runs there with no Rust
+# tool on PATH, never from the source tree:
 #
 #   python/scripts/run.sh test    mypy --strict on a typed program using the
 #                                 package (tests/typing_use.py), stubtest
@@ -27,8 +28,10 @@ trap 'rm -rf "$work"' EXIT
 say() { printf '[python] %s\n' "$*"; }
 
 start=$SECONDS
-nice -n 10 .venv/bin/maturin build --release --locked --manifest-path python/Cargo.toml --out "$work/dist" --quiet
-wheel="$(ls "$work"/dist/rangeid-*.whl)"
+# Left in target/wheels/ for `pip install target/wheels/rangeid-*.whl`.
+rm -f target/wheels/rangeid-*.whl
+nice -n 10 .venv/bin/maturin build --release --locked --manifest-path python/Cargo.toml --out target/wheels --quiet
+wheel="$(ls "$repo"/target/wheels/rangeid-*.whl)"
 say "built $(basename "$wheel") ($(du -k "$wheel" | cut -f1) KiB) in $((SECONDS - start)) s"
 
 start=$SECONDS
