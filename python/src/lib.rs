@@ -15,7 +15,7 @@ use std::time::Duration;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyConnectionError, PyException};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyMapping};
 use rangeid_client::{BoxError, ErrorKind, LeaseStats, Options, Phase};
 
 create_exception!(
@@ -165,7 +165,7 @@ fn options(
     url: String,
     token: &Bound<'_, PyAny>,
     namespace: String,
-    engine: Option<&Bound<'_, PyDict>>,
+    engine: Option<&Bound<'_, PyMapping>>,
     allow_insecure_http: bool,
 ) -> PyResult<Options> {
     let mut o = if let Ok(text) = token.extract::<String>() {
@@ -195,7 +195,8 @@ fn options(
         ));
     };
     if let Some(engine) = engine {
-        for (name, value) in engine.iter() {
+        for item in engine.items()?.iter() {
+            let (name, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
             let name: String = name
                 .extract()
                 .map_err(|_| invalid_config("option names must be str".into()))?;
@@ -229,7 +230,7 @@ impl Generator {
         url: String,
         token: &Bound<'_, PyAny>,
         namespace: String,
-        options: Option<&Bound<'_, PyDict>>,
+        options: Option<&Bound<'_, PyMapping>>,
         allow_insecure_http: bool,
     ) -> PyResult<Generator> {
         let o = self::options(url, token, namespace, options, allow_insecure_http)?;
@@ -248,7 +249,7 @@ impl Generator {
         url: String,
         token: &Bound<'py, PyAny>,
         namespace: String,
-        options: Option<&Bound<'py, PyDict>>,
+        options: Option<&Bound<'py, PyMapping>>,
         allow_insecure_http: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let o = self::options(url, token, namespace, options, allow_insecure_http)?;

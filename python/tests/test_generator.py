@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Callable, Iterator
 
 import pytest
@@ -220,6 +221,10 @@ def test_each_failure_has_its_class_and_stable_code(authority: LocalAuthority) -
     assert isinstance(e.__cause__, ConnectionError)
     # Options, checked by core.
     e = expect(lambda: Generator(url=a.url, token="t", namespace=ns, options={"rangeSiz": 5}),
+               rangeid.InvalidConfigError, "invalid_config")
+    assert "rangeSiz" in e.message
+    # Any Mapping is read (the stubs say Mapping[str, int]).
+    e = expect(lambda: Generator(url=a.url, token="t", namespace=ns, options=MappingProxyType({"rangeSiz": 5})),
                rangeid.InvalidConfigError, "invalid_config")
     assert "rangeSiz" in e.message
     expect(lambda: Generator(url="http://ids.example.com", token="t", namespace=ns), rangeid.InvalidConfigError, "invalid_config")
