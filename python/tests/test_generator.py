@@ -203,7 +203,13 @@ def test_each_failure_has_its_class_and_stable_code(authority: LocalAuthority) -
     a = authority
     ns = a.namespace("py-errors")
     fast = {"deadlineMs": 1500}
-    # The authority refuses for good: a token for another namespace.
+    # The authority refuses for good: a namespace that does not exist, a
+    # token for another namespace.
+    missing = f"{ns}-missing"
+    e = expect(lambda: Generator(url=a.url, token=a.token("generator", [missing]), namespace=missing, options=fast),
+               rangeid.RefusedError, "namespace_not_found")
+    assert (e.status, e.authority_code, e.is_final) == (404, "namespace_not_found", True)
+    assert e.authority_message
     other = a.namespace("py-errors-other")
     e = expect(lambda: Generator(url=a.url, token=a.token("generator", [other]), namespace=ns, options=fast),
                rangeid.RefusedError, "forbidden")
