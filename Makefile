@@ -22,6 +22,7 @@ bench: build
 	edge-authority/scripts/build.sh --test-switches
 	cargo bench -p rangeid-core --bench next_id --locked
 	cargo bench -p rangeid-client --bench next_id --locked
+	python/scripts/run.sh bench
 	cargo run -q -p rangeid-sim --release --locked --bin capacity -- --svg docs/capacity.svg
 	node edge-authority/scripts/bench.mjs
 	node tests/bench/npm.mjs

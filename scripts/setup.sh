@@ -77,24 +77,34 @@ for dir in edge-authority npm tests tests/release www examples/nextjs examples/v
   fi
 done
 
-# Schemathesis, pinned, in the repo's own venv (.venv/, ignored by git), for
-# the authority's HTTP fuzzing (tests/authority/fuzz.test.mjs). Debian's
-# python3 makes venvs only with python3-venv (ensurepip) installed.
-if [ "$(version_of .venv/bin/schemathesis)" != "4.32.5" ]; then
-  if [ ! -x .venv/bin/pip ]; then
-    command -v python3 >/dev/null || { echo "python3 not found: install Python 3.11 or newer" >&2; exit 1; }
-    say "making the Python venv in .venv"
+# The repo's own Python venv (.venv/, ignored by git). Debian's python3
+# makes venvs only with python3-venv (ensurepip) installed.
+if [ ! -x .venv/bin/pip ]; then
+  command -v python3 >/dev/null || { echo "python3 not found: install Python 3.11 or newer" >&2; exit 1; }
+  say "making the Python venv in .venv"
+  rm -rf .venv
+  if ! python3 -m venv .venv 2>/dev/null; then
+    say "installing python3-venv"
     rm -rf .venv
-    if ! python3 -m venv .venv 2>/dev/null; then
-      say "installing python3-venv"
-      rm -rf .venv
-      apt_install python3-venv
-      python3 -m venv .venv
-    fi
+    apt_install python3-venv
+    python3 -m venv .venv
   fi
-  say "installing schemathesis 4.32.5 in .venv"
-  .venv/bin/pip install --quiet --disable-pip-version-check schemathesis==4.32.5
 fi
+# Python tools, pinned, in .venv: Schemathesis for the authority's HTTP
+# fuzzing (tests/authority/fuzz.test.mjs); maturin, which builds the Python
+# package's wheel (python/), and pytest and mypy, which test the wheel as
+# installed and its type stubs, and FastAPI with httpx2 (its test client),
+# which run the README's FastAPI example against the wheel
+# (python/scripts/run.sh).
+py_version() { .venv/bin/python -c 'import importlib.metadata as m, sys
+try: print(m.version(sys.argv[1]))
+except m.PackageNotFoundError: print("")' "$1"; }
+for pin in schemathesis==4.32.5 maturin==1.16.0 pytest==9.2.0 mypy==2.4.1 fastapi==0.163.2 httpx2==2.16.2; do
+  if [ "$(py_version "${pin%%==*}")" != "${pin##*==}" ]; then
+    say "installing $pin in .venv"
+    .venv/bin/pip install --quiet --disable-pip-version-check "$pin"
+  fi
+done
 
 cargo fetch --locked >/dev/null
 say "ready"

@@ -53,6 +53,9 @@ node --test 'npm/test/*.test.mjs'
 step "the admin page type-checks"
 www/node_modules/.bin/tsc -p www/tsconfig.json
 
+step "the Python package as installed: its wheel (maturin --release) in a fresh venv; mypy --strict and stubtest on its stubs; pytest against the local authority on workerd (threads and asyncio with 0 duplicates, each error's class and code, the GIL released while waiting, a token refresh, a restart)"
+python/scripts/run.sh test
+
 step "integration: the authority on workerd (API, fence and restore drills, hardening, HTTP fuzzing), the Rust client on it (threads, a restart, a token refresh), the packed package (ESM, CJS, Chromium, Worker), the example apps (Next.js with Turbopack and webpack, Vite), the admin page in Chromium, the npm quick start with no Rust on PATH"
 node --test --test-concurrency=1 'tests/authority/*.test.mjs' 'tests/rust-client/*.test.mjs' 'tests/npm/*.test.mjs' 'tests/examples/*.test.mjs' 'tests/www/*.test.mjs' 'tests/quickstart/*.test.mjs' 'tests/guide/*.test.mjs'
 
