@@ -53,6 +53,9 @@ class Stats(TypedDict):
     rate_per_second: int
     in_flight: int
     misses: int
+    #: IDs lost to a refill racing a reader, or sent to a caller that
+    #: stopped waiting: gaps, counted in lease.abandoned, never issued.
+    lost: int
     lease: LeaseStats
 
 

@@ -319,6 +319,7 @@ impl Generator {
         d.set_item("rate_per_second", s.rate_per_second)?;
         d.set_item("in_flight", s.in_flight)?;
         d.set_item("misses", s.misses)?;
+        d.set_item("lost", s.lost)?;
         d.set_item("lease", lease_stats(py, &s.lease)?)?;
         Ok(d)
     }
