@@ -8,7 +8,7 @@ cd "$repo"
 . "$repo/scripts/env.sh"
 echo "node $(node --version) from $(command -v node)"
 
-step() { printf '\n== %s\n' "$*"; }
+step() { printf '\n== %s (at %ss)\n' "$*" "$SECONDS"; }
 
 step "format and lints"
 cargo fmt --all -- --check
@@ -62,3 +62,5 @@ node --test --test-concurrency=1 'tests/authority/*.test.mjs' 'tests/rust-client
 step "chaos: 60 s of faults on the authority (workerd behind a faulty proxy; kills, restores, key rotation, freezes, floors) under 64 generators from the packed package; every ID accounted for"
 node --test tests/chaos/checker.test.mjs
 node tests/chaos/run.mjs --seconds 60
+
+step "done: every test passed in ${SECONDS}s"

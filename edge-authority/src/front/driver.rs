@@ -18,7 +18,7 @@ use crate::api::MAX_BODY;
 use crate::front::listing::{Listing, Scrape};
 use crate::front::page::{self, PageRoute};
 use crate::front::token::{Keyring, KeyringError};
-use crate::front::{self, FrontConfig, Incoming, Plan};
+use crate::front::{self, BeforeBody, FrontConfig, Incoming, Plan};
 use crate::object::registry::{RegistryPage, RegistryRequest};
 use crate::object::ObjectRequest;
 use crate::shared::logline;
@@ -237,20 +237,17 @@ async fn handle(mut req: Request, env: &Env) -> HttpReply {
     let now = Date::now().as_millis() / 1000;
     // Route, origin and token first: no unauthenticated body is read.
     let plan = match front::plan_before_body(&head, &config, now) {
-        Some(plan) => plan,
-        None => {
+        BeforeBody::Plan(plan) => plan,
+        BeforeBody::ReadBody(verified) => {
             let body = match capped_body(&mut req).await {
                 Ok(b) => b,
                 Err(reply) => return reply,
             };
-            front::plan(
-                &Incoming {
-                    body: body.as_deref(),
-                    ..head
-                },
-                &config,
-                now,
-            )
+            let incoming = Incoming {
+                body: body.as_deref(),
+                ..head
+            };
+            front::plan_with(&incoming, &config, now, verified)
         }
     };
     if let (Some(problem), Plan::Reply(reply)) = (config.problem(), &plan) {

@@ -179,6 +179,46 @@ fn body<'a>(incoming: &Incoming<'a>) -> Result<&'a [u8], ApiError> {
 
 /// Decides what to do with `incoming` at `now` (seconds since the epoch).
 pub fn plan(incoming: &Incoming<'_>, config: &FrontConfig, now: u64) -> Plan {
+    plan_verified(incoming, config, now, None)
+}
+
+/// [`plan`] for a request whose token [`plan_before_body`] verified
+/// (`verified`, from the same request at the same `now`): the token is not
+/// verified a second time.
+pub fn plan_with(
+    incoming: &Incoming<'_>,
+    config: &FrontConfig,
+    now: u64,
+    verified: Verified,
+) -> Plan {
+    plan_verified(incoming, config, now, Some(verified.0))
+}
+
+/// What [`plan_before_body`] decided.
+#[derive(Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "made once per request and matched at once; boxing would allocate for every request"
+)]
+pub enum BeforeBody {
+    /// The answer, which does not depend on the body.
+    Plan(Plan),
+    /// Read the body, at most [`api::MAX_BODY`] + 1 bytes of it, and call
+    /// [`plan_with`] with it and this token.
+    ReadBody(Verified),
+}
+
+/// The claims of a token that passed verification for one request; only
+/// [`plan_before_body`] makes one.
+#[derive(Debug)]
+pub struct Verified(Claims);
+
+fn plan_verified(
+    incoming: &Incoming<'_>,
+    config: &FrontConfig,
+    now: u64,
+    verified: Option<Claims>,
+) -> Plan {
     if incoming.method == "OPTIONS" {
         return Plan::Reply(
             config
@@ -202,7 +242,7 @@ pub fn plan(incoming: &Incoming<'_>, config: &FrontConfig, now: u64) -> Plan {
             if config.cors.check(incoming.cross_origin()) == CorsCheck::Refused {
                 return Err(crate::shared::response::refused_origin());
             }
-            plan_route(r, incoming, config, now)
+            plan_route(r, incoming, config, now, verified)
         });
     let mut plan = result.unwrap_or_else(|e| Plan::Reply(e.reply()));
     if let Plan::Reply(reply) = &mut plan {
@@ -216,6 +256,7 @@ fn plan_route(
     incoming: &Incoming<'_>,
     config: &FrontConfig,
     now: u64,
+    verified: Option<Claims>,
 ) -> Result<Plan, ApiError> {
     match r {
         Route::Healthz => {
@@ -232,7 +273,10 @@ fn plan_route(
         }
         _ => {}
     }
-    let claims = authenticate(incoming, config, now)?;
+    let claims = match verified {
+        Some(claims) => claims,
+        None => authenticate(incoming, config, now)?,
+    };
     let object = |namespace: Namespace, request: ObjectRequest| Plan::Object { namespace, request };
     Ok(match r {
         Route::Healthz | Route::OpenApi => {
@@ -455,35 +499,35 @@ pub fn metrics_reply(summaries: &[String]) -> HttpReply {
     }
 }
 
-/// The plan for a request whose body was not read yet: `Some` when the
-/// answer does not depend on the body (a refusal by route, origin or
-/// token, or a route without a body), `None` when the body must be read,
-/// at most [`api::MAX_BODY`] + 1 bytes of it, and [`plan`] called with it.
-/// So no unauthenticated body is ever buffered.
-pub fn plan_before_body(incoming: &Incoming<'_>, config: &FrontConfig, now: u64) -> Option<Plan> {
+/// The plan for a request whose body was not read yet: the answer when
+/// it does not depend on the body (a refusal by route, origin or token, or
+/// a route without a body), or [`BeforeBody::ReadBody`] with the verified
+/// token when the body must be read. So no unauthenticated body is ever
+/// buffered, and a token is verified once.
+pub fn plan_before_body(incoming: &Incoming<'_>, config: &FrontConfig, now: u64) -> BeforeBody {
     let early = Incoming {
         body: Some(&[]),
         ..*incoming
     };
     if incoming.method == "OPTIONS" {
-        return Some(plan(&early, config, now));
+        return BeforeBody::Plan(plan(&early, config, now));
     }
     let needs_body = match route(incoming.method, incoming.path) {
         Ok(r) => r.has_body(),
         Err(_) => false,
     };
     if !needs_body {
-        return Some(plan(&early, config, now));
+        return BeforeBody::Plan(plan(&early, config, now));
     }
     if config.cors.check(incoming.cross_origin()) == CorsCheck::Refused {
-        return Some(plan(&early, config, now));
+        return BeforeBody::Plan(plan(&early, config, now));
     }
     match authenticate(incoming, config, now) {
-        Ok(_) => None,
+        Ok(claims) => BeforeBody::ReadBody(Verified(claims)),
         Err(e) => {
             let mut reply = e.reply();
             config.cors.decorate(incoming.cross_origin(), &mut reply);
-            Some(Plan::Reply(reply))
+            BeforeBody::Plan(Plan::Reply(reply))
         }
     }
 }
@@ -1073,24 +1117,39 @@ mod tests {
             own_origin: "https://authority.example",
             body: None,
         };
-        assert_eq!(
-            status(&plan_before_body(&no_token, &config(), NOW).unwrap()).0,
-            401
-        );
+        let BeforeBody::Plan(refused) = plan_before_body(&no_token, &config(), NOW) else {
+            panic!("no token: answered before the body");
+        };
+        assert_eq!(status(&refused).0, 401);
         let gen = token(Role::Generator, &["orders"]);
         let with_token = Incoming {
             authorization: Some(&gen),
             ..no_token
         };
-        assert!(
-            plan_before_body(&with_token, &config(), NOW).is_none(),
-            "then read"
-        );
+        let BeforeBody::ReadBody(verified) = plan_before_body(&with_token, &config(), NOW) else {
+            panic!("then read");
+        };
         // Too long to read whole: 413 after the token passed.
         assert_eq!(
-            status(&plan(&with_token, &config(), NOW)),
+            status(&plan_with(&with_token, &config(), NOW, verified)),
             (413, "payload_too_large".into())
         );
+        // With the body, the token verified before it is used as it was:
+        // not verified again (the header is not looked at a second time).
+        let BeforeBody::ReadBody(verified) = plan_before_body(&with_token, &config(), NOW) else {
+            panic!("then read");
+        };
+        let body = br#"{"namespace":"orders","incarnation":"A9","requestId":"r1","count":5}"#;
+        let read = Incoming {
+            authorization: None,
+            body: Some(body),
+            ..with_token
+        };
+        assert!(matches!(
+            plan_with(&read, &config(), NOW, verified),
+            Plan::Object { .. }
+        ));
+        assert_eq!(status(&plan(&read, &config(), NOW)).0, 401, "plan verifies");
         let get = Incoming {
             method: "GET",
             path: "/v1/session",
@@ -1098,7 +1157,7 @@ mod tests {
             ..no_token
         };
         match plan_before_body(&get, &config(), NOW) {
-            Some(Plan::Reply(r)) => {
+            BeforeBody::Plan(Plan::Reply(r)) => {
                 let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
                 assert_eq!(
                     (v["sub"].as_str(), v["role"].as_str()),

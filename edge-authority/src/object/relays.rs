@@ -35,7 +35,6 @@
 use rangeid_core::names::Incarnation;
 use rangeid_core::relay::{ActStatus, AdminAct, RelayGate, RelayRefusal, RelayTerms, TermsError};
 use rangeid_core::time::Instant;
-use rangeid_core::ErrorCode;
 
 use super::store::{opt_text, Sql, StoreError, Value};
 use super::ObjectRequest;
@@ -267,6 +266,7 @@ impl RelayDesk {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rangeid_core::ErrorCode;
 
     fn inc(b: u8) -> Incarnation {
         Incarnation::from_random([b; 16])
