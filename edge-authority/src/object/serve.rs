@@ -734,6 +734,7 @@ mod tests {
                 request,
                 owner,
                 relay: true,
+                via: None,
             },
             _ => unreachable!(),
         };
