@@ -302,3 +302,35 @@ test('workerd SIGKILLed under load through relays, restarted on the same state: 
   const relayed = relayRoots(await ledger(ns));
   console.log(`# SIGKILL under load: ${before} ranges before, ${got.length - before} after the restart, no ID twice; ${relayed.length} relay grants`);
 });
+
+test('a relay that only ran dry (its namespace object cannot grant) answers unavailable, never exhausted', async () => {
+  const ns = await relayedNamespace('relays-do-dry');
+  // The namespace object restarted with its witness down (a test switch,
+  // so the test build, on the same state): it grants nothing, and says
+  // 503; its relays are still on.
+  await a.stop();
+  a.testBuild = true;
+  a.witnessDown = true;
+  try {
+    await a.start();
+    const token = a.token('generator', [ns], { sub: 'dry' });
+    // The first request goes to the namespace object (the restarted front
+    // knows nothing), whose 503 still says relays are on.
+    const direct = await grantOnce(token, ns, 'r3', 'dry1', 'r1', 10);
+    assert.equal(direct.status, 503, direct.text);
+    const t0 = Date.now();
+    const relayed = await grantOnce(token, ns, 'r3', 'dry1', 'r2', 10);
+    const took = Date.now() - t0;
+    conforms(doc, 'post', '/v1/ranges', relayed);
+    assert.equal(relayed.status, 503, relayed.text);
+    assert.equal(relayed.body.error.code, 'unavailable');
+    // Parked for the relay's wait (2 s) first: it was the relay's answer.
+    assert.ok(took >= 1900, `answered after ${took} ms`);
+    console.log(`# a relay that ran dry answered unavailable after ${took} ms`);
+  } finally {
+    await a.stop();
+    a.testBuild = false;
+    a.witnessDown = false;
+    await a.start();
+  }
+});

@@ -532,6 +532,11 @@ pub fn screen_object_reply(reply: HttpReply) -> (HttpReply, Option<String>) {
     if let Some(after) = reply.header("retry-after") {
         screened.set_header("retry-after", after);
     }
+    // The namespace object's word on relays, for the front's routing (which
+    // strips it): a namespace object that cannot grant now still says it.
+    if let Some(on) = reply.header(relay_route::RELAYS_HEADER) {
+        screened.set_header(relay_route::RELAYS_HEADER, on);
+    }
     (screened, Some(detail))
 }
 
@@ -1180,6 +1185,13 @@ mod tests {
         assert!(shown.body.contains(OBJECT_UNAVAILABLE));
         assert_eq!(shown.header("retry-after"), store.header("retry-after"));
         assert!(logged.unwrap().contains("SQLITE_FULL"));
+        assert_eq!(shown.header(relay_route::RELAYS_HEADER), None);
+        // The object's word on relays survives the screening (the routing
+        // strips it later): an object that cannot grant still says it.
+        let mut says = store.clone();
+        says.set_header(relay_route::RELAYS_HEADER, "on");
+        let (shown, _) = screen_object_reply(says);
+        assert_eq!(shown.header(relay_route::RELAYS_HEADER), Some("on"));
         let ok = HttpReply::json(200, &serde_json::json!({"start": "1"}));
         assert_eq!(screen_object_reply(ok.clone()), (ok, None));
         let refused = ApiError::namespace_not_found("orders").reply();

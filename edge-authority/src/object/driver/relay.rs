@@ -135,7 +135,8 @@ fn schedule(inner: &Rc<Inner>) {
     inner.timer_at.set(Some(at));
     let task = Rc::clone(inner);
     wasm_bindgen_futures::spawn_local(async move {
-        let ms = at.saturating_sub(now_ms()).max(0) as u64;
+        // At least 1 ms: a deadline already past never spins the timer.
+        let ms = at.saturating_sub(now_ms()).max(1) as u64;
         worker::Delay::from(std::time::Duration::from_millis(ms)).await;
         if task.timer_at.get() == Some(at) {
             task.timer_at.set(None);
