@@ -65,9 +65,13 @@ describe('open routes', () => {
   });
 
   test('unknown paths are 404 not_found; wrong methods 405 with Allow', async () => {
-    for (const p of ['/', '/v2/ranges', '/v1/ranges/', '/v1/namespaces/x/nope']) {
+    for (const p of ['/v2/ranges', '/v1/ranges/', '/v1/namespaces/x/nope']) {
       expectError(await a.req('GET', p), 404, 'not_found');
     }
+    // The root sends a browser to the admin page; only GET and HEAD have it.
+    const root = await a.req('GET', '/');
+    assert.equal(root.status, 308);
+    assert.equal(root.headers.get('location'), '/admin/');
     const r = await a.req('PUT', '/v1/ranges');
     expectError(r, 405, 'method_not_allowed');
     assert.equal(r.headers.get('allow'), 'POST');

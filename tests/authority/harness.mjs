@@ -327,7 +327,9 @@ export class Authority {
       payload = JSON.stringify(body);
       h['content-type'] = 'application/json';
     }
-    const r = await fetch(`${this.base}${path}`, { method, headers: h, body: payload, signal: AbortSignal.timeout(30_000) });
+    const r = await fetch(`${this.base}${path}`, {
+      method, headers: h, body: payload, redirect: 'manual', signal: AbortSignal.timeout(30_000),
+    });
     const text = await r.text();
     let parsed = text;
     try { parsed = text ? JSON.parse(text) : null; } catch { /* not JSON */ }

@@ -180,7 +180,8 @@ impl Serving {
     /// start gate is still open. A check-in that found the witness behind
     /// closes it again while the batch was gathered: a grant then writes
     /// nothing and answers 503 (counted as fenced), as one that found the
-    /// gate closed would.
+    /// gate closed would. A namespace that does not exist has no witness to
+    /// wait for (its gate never opens): its grant goes on to its 404.
     pub fn poll_in_batch(
         &mut self,
         sql: &impl Sql,
@@ -188,7 +189,8 @@ impl Serving {
         now: i64,
         started: bool,
     ) -> Action {
-        if !started && self.joins_batch() {
+        let absent = || matches!(load_any(sql), Ok(None));
+        if !started && self.joins_batch() && !absent() {
             self.finish(Finished::fenced(
                 ApiError::unavailable("the fence's witness is being checked; nothing was granted")
                     .reply(),
@@ -755,6 +757,17 @@ mod tests {
             assert!(!other.joins_batch(), "{other:?}");
             assert!(!Serving::new(&other).joins_batch(), "{other:?}");
         }
+    }
+
+    #[test]
+    fn a_batch_grant_to_no_namespace_is_404_with_the_gate_closed() {
+        // An object whose namespace does not exist never opens its gate (no
+        // witness to hear from); its grants are 404, not 503 for ever.
+        let db = db();
+        let request = grant_req("nope", "a", "r1", 10);
+        let done = finished(Serving::new(&request).poll_in_batch(&db, 0, T0, false));
+        assert_eq!(done.reply.status, 404, "{}", done.reply.body);
+        assert!(done.reply.body.contains("namespace_not_found"));
     }
 
     #[test]
