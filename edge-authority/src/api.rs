@@ -369,6 +369,63 @@ pub fn no_query(query: &str) -> Result<(), ApiError> {
     query_pairs(query, &[]).map(|_| ())
 }
 
+/// A relay region: which of a namespace's relays (one per namespace and
+/// region, docs/relays.md) serves a generator. 1 to [`Region::MAX_LEN`]
+/// characters of `a-z`, `0-9` and `-`. By default the region a request
+/// arrives in (its continent); a generator may name one with
+/// `POST /v1/ranges?region=...`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Region(String);
+
+impl Region {
+    /// The longest region name.
+    pub const MAX_LEN: usize = 32;
+    /// The rule, as the OpenAPI document states it.
+    pub const PATTERN: &'static str = "^[a-z0-9-]{1,32}$";
+
+    /// Checks `text`.
+    pub fn new(text: &str) -> Result<Region, ApiError> {
+        let ok = !text.is_empty()
+            && text.len() <= Region::MAX_LEN
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        if !ok {
+            return Err(ApiError::invalid(format!(
+                "region must be 1 to {} characters of a-z, 0-9 and -",
+                Region::MAX_LEN
+            )));
+        }
+        Ok(Region(text.to_owned()))
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for Region {
+    type Error = String;
+    fn try_from(s: String) -> Result<Region, String> {
+        Region::new(&s).map_err(|e| e.message)
+    }
+}
+
+impl From<Region> for String {
+    fn from(r: Region) -> String {
+        r.0
+    }
+}
+
+/// Parses `POST /v1/ranges`'s query: `?region=NAME` (optional, see
+/// [`Region`]); nothing else.
+pub fn grant_region(query: &str) -> Result<Option<Region>, ApiError> {
+    let pairs = query_pairs(query, &["region"])?;
+    pairs.first().map(|(_, v)| Region::new(v)).transpose()
+}
+
 /// Parses `?window=1h|24h` for rates (default `1h`).
 pub fn window(query: &str) -> Result<crate::object::Window, ApiError> {
     let pairs = query_pairs(query, &["window"])?;
@@ -391,6 +448,46 @@ pub fn lookup_id(query: &str) -> Result<u64, ApiError> {
         Err(e) => Err(ApiError::invalid(format!(
             "id must be a decimal string: {e}"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod region_tests {
+    use super::*;
+
+    #[test]
+    fn a_region_is_short_lowercase_letters_digits_and_dashes() {
+        assert_eq!(grant_region("").unwrap(), None);
+        assert_eq!(
+            grant_region("region=weur").unwrap().unwrap().as_str(),
+            "weur"
+        );
+        assert_eq!(
+            grant_region("region=eu-2").unwrap().unwrap().as_str(),
+            "eu-2"
+        );
+        let long = "a".repeat(Region::MAX_LEN);
+        assert!(grant_region(&format!("region={long}")).is_ok());
+        for bad in [
+            "region=",
+            "region=EU",
+            "region=e%20u",
+            "region=a/b",
+            "region=x&region=y",
+            "other=1",
+        ] {
+            let e = grant_region(bad).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidRequest, "{bad}");
+        }
+        assert!(grant_region(&format!("region={long}a")).is_err());
+        let re = regex::Regex::new(Region::PATTERN).unwrap();
+        assert!(re.is_match("eu-2") && !re.is_match("EU"));
+        // Through serde the same rule holds.
+        assert!(serde_json::from_str::<Region>("\"Eu\"").is_err());
+        assert_eq!(
+            serde_json::to_string(&Region::new("eu").unwrap()).unwrap(),
+            "\"eu\""
+        );
     }
 }
 

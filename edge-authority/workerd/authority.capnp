@@ -39,6 +39,7 @@ const authority :Workerd.Worker = (
     (name = "NAMESPACE", durableObjectNamespace = "Namespace"),
     (name = "FENCE", durableObjectNamespace = "Fence"),
     (name = "REGISTRY", durableObjectNamespace = "Registry"),
+    (name = "RELAY", durableObjectNamespace = "Relay"),
     (name = "ASSETS", service = "assets"),
     (name = "RANGEID_SIGNING_KEYS", fromEnvironment = "RANGEID_SIGNING_KEYS"),
     (name = "RANGEID_CORS_ORIGINS", fromEnvironment = "RANGEID_CORS_ORIGINS"),
@@ -51,6 +52,8 @@ const authority :Workerd.Worker = (
     (className = "Namespace", uniqueKey = "rangeid-authority-namespace", enableSql = true),
     (className = "Fence", uniqueKey = "rangeid-authority-fence", enableSql = true),
     (className = "Registry", uniqueKey = "rangeid-authority-registry", enableSql = true),
+    # Relays keep nothing on disk (docs/relays.md).
+    (className = "Relay", uniqueKey = "rangeid-authority-relay"),
   ],
   durableObjectStorage = (localDisk = "state"),
 );

@@ -121,6 +121,18 @@ impl RelayConfig {
             report_interval_ms: 2_000,
         }
     }
+
+    /// The defaults of [`RelayConfig::new`] for a lease of `terms` (the
+    /// namespace object's, `RANGEID_RELAY_LEASE_MS` on the authority):
+    /// ranges sized to last a quarter of what the relay may serve, asked
+    /// for a tenth of it ahead.
+    pub fn with_terms(namespace: Namespace, terms: RelayTerms) -> RelayConfig {
+        let mut c = RelayConfig::new(namespace);
+        c.terms = terms;
+        c.upstream.target_lifetime_ms = terms.serve_ms() / 4;
+        c.upstream.prefetch_lead_ms = terms.serve_ms() / 10;
+        c
+    }
 }
 
 /// Why a relay cannot be made.
@@ -187,6 +199,9 @@ pub struct RelayStats {
     pub frozen: u64,
     /// Revocations obeyed.
     pub revocations: u64,
+    /// Times the relay was started anew after the object stopped it
+    /// ([`Relay::revive`]).
+    pub revivals: u64,
     /// IDs abandoned: expired, revoked, or arrived too late.
     pub abandoned: u64,
     /// IDs held now, ready to hand out.
@@ -508,6 +523,49 @@ impl Relay {
         self.stats.revocations += 1;
         self.tick(now);
         closed
+    }
+
+    /// A revocation that names the incarnations the namespace object wants
+    /// closed: obeyed ([`Relay::handle_revoke`]) only when the relay's
+    /// current incarnation is one of them, and then the incarnation closed
+    /// is returned. Otherwise nothing changes and `None` is returned: the
+    /// object's incarnation is not this instance's (an earlier instance,
+    /// or one the relay already closed), so only its lease running out
+    /// can end it, and closing this instance's fresh one would only throw
+    /// its range away.
+    pub fn handle_revoke_of(
+        &mut self,
+        wanted: &[Incarnation],
+        random: [u8; 16],
+        now: Instant,
+    ) -> Option<Incarnation> {
+        if !wanted.contains(self.lease.incarnation()) {
+            return None;
+        }
+        Some(self.handle_revoke(random, now))
+    }
+
+    /// Starts a relay the object stopped for good ([`Relay::stopped`]: it
+    /// refused it, as when relays were turned off) anew, with a new
+    /// incarnation from `random`, and returns `true`; does nothing and
+    /// returns `false` when it is not stopped. A driver calls it when a
+    /// generator's request reaches the relay again (its router believes
+    /// relays are on): the new incarnation asks the object, which decides.
+    /// Waiting requests stay, to be served under the new incarnation.
+    pub fn revive(&mut self, random: [u8; 16], now: Instant) -> bool {
+        if !self.stopped() {
+            return false;
+        }
+        self.abandoned_before = self
+            .abandoned_before
+            .saturating_add(self.lease.stats(0).abandoned);
+        match Self::upstream(&self.config, random, now) {
+            Ok(fresh) => self.lease = fresh,
+            Err(_) => unreachable!("the configuration was checked when the relay was made"),
+        }
+        self.stats.revivals += 1;
+        self.tick(now);
+        true
     }
 
     /// The next report batch, when one is due at `now`.

@@ -417,3 +417,72 @@ fn a_bad_park_time_is_refused() {
         Err(RelayConfigError::Upstream(_))
     ));
 }
+
+#[test]
+fn a_stopped_relay_revives_under_a_new_incarnation_and_serves_again() {
+    let mut r = relay(config());
+    let first = *r.incarnation();
+    // Not stopped: nothing to revive.
+    assert!(!r.revive([2; 16], at(0)));
+    assert_eq!(*r.incarnation(), first);
+    r.handle_request(1, sub("a"), gen_req("g", "r1", 10), at(0));
+    let out = to_root(&mut r, 0).unwrap();
+    r.handle_root_reply(
+        out.ticket,
+        &refused(ErrorCode::Forbidden, None, None),
+        at(1),
+    );
+    assert!(r.stopped());
+    assert_eq!(answers(&mut r), [(1, Answer::Unavailable)]);
+    // Relays back on: a request reaches it again; the driver revives the
+    // relay first, then hands it the request.
+    assert!(r.revive([3; 16], at(2)));
+    r.handle_request(2, sub("a"), gen_req("g", "r2", 10), at(2));
+    assert!(!r.stopped());
+    assert_ne!(*r.incarnation(), first);
+    assert_eq!(r.stats().revivals, 1);
+    let out = to_root(&mut r, 2).unwrap();
+    assert_eq!(out.request.incarnation, *r.incarnation());
+    // The late grant to the stopped incarnation would not install; the new
+    // one does, and the waiting request is served from it.
+    root_grants(&mut r, &out, 500, None, 3);
+    let got = answers(&mut r);
+    assert_eq!(got.len(), 1);
+    match got[0] {
+        (2, Answer::Grant(g)) => assert_eq!(g.grant.range.start(), 500),
+        ref other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_revocation_of_another_incarnation_changes_nothing() {
+    let mut r = relay(config());
+    r.handle_request(1, sub("a"), gen_req("g", "r1", 10), at(0));
+    let out = to_root(&mut r, 0).unwrap();
+    root_grants(&mut r, &out, 1_000, None, 1);
+    let _ = answers(&mut r);
+    let held = r.stats().held;
+    assert!(held > 0);
+    let mine = *r.incarnation();
+    let stale = Incarnation::new("someone-else").unwrap();
+    assert_eq!(r.handle_revoke_of(&[stale], [7; 16], at(2)), None);
+    assert_eq!((*r.incarnation(), r.stats().held), (mine, held));
+    // Named: closed, what it held abandoned, a new incarnation.
+    assert_eq!(
+        r.handle_revoke_of(&[stale, mine], [7; 16], at(3)),
+        Some(mine)
+    );
+    assert_ne!(*r.incarnation(), mine);
+    assert_eq!(r.stats().held, 0);
+    assert_eq!(r.stats().revocations, 1);
+}
+
+#[test]
+fn a_config_for_a_lease_sizes_ranges_to_what_may_be_served() {
+    let terms = RelayTerms::new(3_000).unwrap();
+    let c = RelayConfig::with_terms(ns(), terms);
+    assert_eq!(c.terms, terms);
+    assert_eq!(c.upstream.target_lifetime_ms, terms.serve_ms() / 4);
+    assert_eq!(c.upstream.prefetch_lead_ms, terms.serve_ms() / 10);
+    assert!(Relay::new(c, [0; 16], at(0)).is_ok());
+}

@@ -12,20 +12,23 @@ use futures_util::future::join_all;
 use futures_util::StreamExt;
 use rangeid_core::ErrorCode;
 use rangeid_core::Namespace as NsName;
-use worker::{event, Context, Date, Env, Headers, Method, Request, Response};
+use wasm_bindgen::JsValue;
+use worker::{event, js_sys, Context, Date, Env, Headers, Method, Request, Response};
 
-use crate::api::MAX_BODY;
+use crate::api::{Region, MAX_BODY};
 use crate::front::listing::{Listing, Scrape};
 use crate::front::page::{self, PageRoute};
+use crate::front::relay_route::{self, Hop, Routes};
 use crate::front::token::{Keyring, KeyringError};
 use crate::front::{self, BeforeBody, FrontConfig, Incoming, Plan};
 use crate::object::registry::{RegistryPage, RegistryRequest};
+use crate::object::relay::RelayRequest;
 use crate::object::ObjectRequest;
 use crate::shared::logline;
 use crate::shared::response::{ApiError, Cors, HttpReply};
 use crate::shared::runtime::{
-    call, env_text, grant_retention, reply_or_unavailable, test_retention_text, to_response,
-    NAMESPACE_BINDING, REGISTRY_BINDING, REGISTRY_NAME,
+    call, call_near, env_text, grant_retention, reply_or_unavailable, test_retention_text,
+    to_response, NAMESPACE_BINDING, REGISTRY_BINDING, REGISTRY_NAME, RELAY_BINDING,
 };
 use crate::shared::settings;
 
@@ -119,10 +122,80 @@ async fn call_registry(env: &Env, request: &RegistryRequest) -> Result<HttpReply
     }
 }
 
-async fn execute(plan: Plan, env: &Env) -> HttpReply {
+// The isolate's word on which namespaces' relays are on
+// (`relay_route::Routes`).
+thread_local! {
+    static ROUTES: RefCell<Routes> = RefCell::new(Routes::default());
+}
+
+/// `request.cf`'s `continent` and `colo`, read without the `worker`
+/// crate's getters (which panic on a missing field); `None` without `cf`
+/// (workerd).
+fn cf_place(req: &Request) -> (Option<String>, Option<String>) {
+    let get = |from: &JsValue, key: &str| js_sys::Reflect::get(from, &JsValue::from_str(key)).ok();
+    let Some(cf) = get(req.inner(), "cf").filter(|v| v.is_object()) else {
+        return (None, None);
+    };
+    let text = |key| get(&cf, key).and_then(|v| v.as_string());
+    (text("continent"), text("colo"))
+}
+
+/// A generator's range request: to its relay while the namespace's relays
+/// are on, else (or when the relay says so) to the namespace object.
+async fn route_grant(
+    env: &Env,
+    namespace: NsName,
+    request: ObjectRequest,
+    region: Region,
+) -> HttpReply {
+    let hop = ROUTES.with(|r| r.borrow().first_hop(&namespace, &region));
+    if let (
+        Hop::Relay { name, hint },
+        ObjectRequest::Grant {
+            request: grant,
+            owner,
+            ..
+        },
+    ) = (&hop, &request)
+    {
+        let message = RelayRequest::Grant {
+            request: *grant,
+            owner: owner.clone(),
+            region: region.clone(),
+        };
+        let payload = match serde_json::to_string(&message) {
+            Ok(p) => p,
+            Err(e) => return ApiError::unavailable(format!("could not encode: {e}")).reply(),
+        };
+        let reply = match call_near(env, RELAY_BINDING, name, *hint, payload).await {
+            Ok(reply) => reply,
+            Err(e) => {
+                worker::console_error!("relay {name}: {e}");
+                return front::object_failed(&e);
+            }
+        };
+        // `None`: relays are off; this request, and the next ones, go to
+        // the namespace object.
+        if let Some(reply) = ROUTES.with(|r| r.borrow_mut().after_relay(namespace, reply)) {
+            return reply;
+        }
+    }
+    let reply = call_namespace(env, &namespace, &request).await;
+    ROUTES.with(|r| r.borrow_mut().after_object(namespace, reply))
+}
+
+async fn execute(plan: Plan, env: &Env, place: (Option<String>, Option<String>)) -> HttpReply {
     match plan {
         Plan::Reply(reply) => reply,
         Plan::Object { namespace, request } => call_namespace(env, &namespace, &request).await,
+        Plan::Grant {
+            namespace,
+            request,
+            region,
+        } => {
+            let region = relay_route::region_of(region, place.0.as_deref(), place.1.as_deref());
+            route_grant(env, namespace, request, region).await
+        }
         Plan::Create { namespace, request } => {
             // The registry first: a listing never misses a namespace that
             // exists, and a retry of a creation whose object write failed
@@ -260,7 +333,7 @@ async fn handle(mut req: Request, env: &Env) -> HttpReply {
         Ok(plan) => plan,
         Err(reply) => return reply,
     };
-    let mut reply = execute(plan, env).await;
+    let mut reply = execute(plan, env, cf_place(&req)).await;
     config.cors.decorate(origin.as_deref(), &mut reply);
     if method == "HEAD" {
         reply.body.clear();
@@ -336,12 +409,13 @@ fn bench_front(
 ) -> Result<Plan, HttpReply> {
     use crate::shared::test_switches::{Bench, BENCH, REPEATS};
     use std::hint::black_box;
-    let Plan::Object {
-        request: request @ ObjectRequest::Grant { .. },
-        ..
-    } = &plan
-    else {
-        return Ok(plan);
+    let request = match &plan {
+        Plan::Object {
+            request: request @ ObjectRequest::Grant { .. },
+            ..
+        }
+        | Plan::Grant { request, .. } => request,
+        _ => return Ok(plan),
     };
     match Bench::parse(env_text(env, BENCH).as_deref()) {
         Some(Bench::NoCall) => return Err(HttpReply::json(200, &serde_json::json!({}))),

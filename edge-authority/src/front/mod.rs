@@ -19,6 +19,7 @@ pub mod listing;
 pub mod metrics;
 pub mod openapi;
 pub mod page;
+pub mod relay_route;
 pub mod route;
 pub mod token;
 
@@ -108,6 +109,17 @@ pub enum Plan {
         namespace: Namespace,
         /// What to ask it.
         request: ObjectRequest,
+    },
+    /// A generator's range request: to the relay object of `namespace` in
+    /// its region when the namespace's relays are on, else to the namespace
+    /// object ([`relay_route`] decides, with what the isolate learned).
+    Grant {
+        /// The namespace.
+        namespace: Namespace,
+        /// The request for its namespace object (`relay: false`).
+        request: ObjectRequest,
+        /// The region the generator named (`?region=`), if any.
+        region: Option<api::Region>,
     },
     /// Record the namespace in the registry first (so a listing never misses
     /// a namespace that exists), then send the create request to the
@@ -283,16 +295,27 @@ fn plan_route(
             return Err(ApiError::new(ErrorCode::NotFound, "no such path"))
         }
         Route::Grant => {
+            let region = api::grant_region(incoming.query)?;
             let request = api::grant_request(body(incoming)?)?;
             require(&claims, Access::Generate(&request.namespace))?;
-            object(
-                request.namespace,
-                ObjectRequest::Grant {
+            let relay = claims.role == Role::Relay;
+            let namespace = request.namespace;
+            let request = ObjectRequest::Grant {
+                request,
+                owner: claims.sub.clone(),
+                relay,
+                via: None,
+            };
+            if relay {
+                // A relay's own request: to the namespace object, always.
+                object(namespace, request)
+            } else {
+                Plan::Grant {
+                    namespace,
                     request,
-                    owner: claims.sub.clone(),
-                    relay: claims.role == Role::Relay,
-                },
-            )
+                    region,
+                }
+            }
         }
         Route::ListNamespaces => {
             require(&claims, Access::List)?;
@@ -553,6 +576,11 @@ pub fn screen_object_reply(reply: HttpReply) -> (HttpReply, Option<String>) {
     if let Some(after) = reply.header("retry-after") {
         screened.set_header("retry-after", after);
     }
+    // The namespace object's word on relays, for the front's routing (which
+    // strips it): a namespace object that cannot grant now still says it.
+    if let Some(on) = reply.header(relay_route::RELAYS_HEADER) {
+        screened.set_header(relay_route::RELAYS_HEADER, on);
+    }
     (screened, Some(detail))
 }
 
@@ -625,6 +653,7 @@ mod tests {
                 )
             }
             Plan::Object { .. }
+            | Plan::Grant { .. }
             | Plan::Create { .. }
             | Plan::List { .. }
             | Plan::Metrics { .. } => (0, "forward".into()),
@@ -985,6 +1014,40 @@ mod tests {
     }
 
     #[test]
+    fn a_generators_grant_may_name_a_region_and_a_relays_goes_to_the_namespace_object() {
+        let gen = token(Role::Generator, &["orders"]);
+        match run("POST", "/v1/ranges?region=weur", Some(&gen), GRANT) {
+            Plan::Grant {
+                namespace,
+                region,
+                request: ObjectRequest::Grant { relay, via, .. },
+            } => {
+                assert_eq!(namespace.as_str(), "orders");
+                assert_eq!(region.as_ref().map(api::Region::as_str), Some("weur"));
+                assert!(!relay && via.is_none());
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            run("POST", "/v1/ranges", Some(&gen), GRANT),
+            Plan::Grant { region: None, .. }
+        ));
+        for bad in ["region=WEUR", "region=", "regio=x", "region=a&region=b"] {
+            let p = run("POST", &format!("/v1/ranges?{bad}"), Some(&gen), GRANT);
+            assert_eq!(status(&p), (400, "invalid_request".into()), "{bad}");
+        }
+        // A relay token is a relay itself: never routed to a relay object.
+        let relay = token(Role::Relay, &["orders"]);
+        match run("POST", "/v1/ranges?region=weur", Some(&relay), GRANT) {
+            Plan::Object {
+                request: ObjectRequest::Grant { relay, via, .. },
+                ..
+            } => assert!(relay && via.is_none()),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn forwarded_requests_carry_the_actor() {
         let admin = token(Role::Admin, &["*"]);
         match run(
@@ -1181,6 +1244,13 @@ mod tests {
         assert!(shown.body.contains(OBJECT_UNAVAILABLE));
         assert_eq!(shown.header("retry-after"), store.header("retry-after"));
         assert!(logged.unwrap().contains("SQLITE_FULL"));
+        assert_eq!(shown.header(relay_route::RELAYS_HEADER), None);
+        // The object's word on relays survives the screening (the routing
+        // strips it later): an object that cannot grant still says it.
+        let mut says = store.clone();
+        says.set_header(relay_route::RELAYS_HEADER, "on");
+        let (shown, _) = screen_object_reply(says);
+        assert_eq!(shown.header(relay_route::RELAYS_HEADER), Some("on"));
         let ok = HttpReply::json(200, &serde_json::json!({"start": "1"}));
         assert_eq!(screen_object_reply(ok.clone()), (ok, None));
         let refused = ApiError::namespace_not_found("orders").reply();

@@ -402,7 +402,12 @@ pub fn document() -> Value {
                 json!([]),
                 with(with(vec![("200".into(), json!({"description": "Prometheus text exposition format 0.0.4",
                     "content": {"text/plain": {"schema": {"type": "string"}}}}))], &AUTH), &[E::InvalidRequest]))},
-            "/v1/ranges": {"post": operation("Take a range", Some("generator"), Some("GrantRequest"), json!([]),
+            "/v1/ranges": {"post": operation("Take a range", Some("generator"), Some("GrantRequest"),
+                json!([{"name": "region", "in": "query", "required": false,
+                    "schema": {"type": "string", "pattern": crate::api::Region::PATTERN, "maxLength": crate::api::Region::MAX_LEN},
+                    "description": "which relay serves a generator's request when the namespace's relays are on (docs/relays.md): \
+                        one relay per namespace and region; by default the continent the request arrives from. Ignored while \
+                        relays are off and for a relay token's own requests, which go to the namespace object"}]),
                 with(with(vec![ok("200", "granted (replayed: true on a replay)", "Grant")], &AUTH),
                     &[E::InvalidRequest, E::NamespaceNotFound, E::RequestConflict,
                       E::NamespaceExhausted, E::PayloadTooLarge, E::NamespaceFrozen, E::RateLimited,

@@ -52,6 +52,7 @@ pub mod grant;
 pub mod ledger;
 pub mod raise;
 pub mod registry;
+pub mod relay;
 pub mod relays;
 pub mod schedule;
 pub mod serve;
@@ -77,6 +78,12 @@ pub enum ObjectRequest {
         /// on ([`relays::RelayDesk::admit`]), and recorded when granted.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         relay: bool,
+        /// For one of this authority's relay objects (`object::relay`):
+        /// its region, so that the namespace object can reach it to revoke
+        /// it (`relays::RelayDesk::to_revoke`). `None` for a token's
+        /// request, which the front Worker makes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        via: Option<crate::api::Region>,
     },
     /// Create the namespace (idempotent for the same configuration).
     #[serde(rename_all = "camelCase")]

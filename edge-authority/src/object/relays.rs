@@ -32,13 +32,15 @@
 //! such a restore is seen at start as a rollback, and keeping the start
 //! rule after a start that saw one) is the next step.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use rangeid_core::names::Incarnation;
 use rangeid_core::relay::{ActStatus, AdminAct, RelayGate, RelayRefusal, RelayTerms, TermsError};
 use rangeid_core::time::Instant;
 
 use super::store::{opt_text, Sql, StoreError, Value};
 use super::ObjectRequest;
-use crate::api::RelaysSetting;
+use crate::api::{Region, RelaysSetting};
 use crate::shared::response::ApiError;
 
 /// The relay setting as stored.
@@ -124,11 +126,34 @@ pub fn store(sql: &impl Sql, to: Stored) -> Result<(), StoreError> {
     .map(|_| ())
 }
 
+/// The header with which the namespace object tells the front Worker,
+/// on every answer to a generator's range request, whether the
+/// namespace's relays are on (`on`, `off`): the front routes the
+/// namespace's next grants by it (`front::relay_route`).
+pub const RELAYS_HEADER: &str = "x-rangeid-relays";
+
+/// The [`RELAYS_HEADER`] value for the answer to `request`: `Some` only for
+/// a generator's range request (none when storage cannot be read: the front
+/// keeps what it knew).
+pub fn route_hint(sql: &impl Sql, request: &ObjectRequest) -> Option<&'static str> {
+    if !matches!(request, ObjectRequest::Grant { relay: false, .. }) {
+        return None;
+    }
+    match stored(sql) {
+        Ok(s) if s.is_on() => Some("on"),
+        Ok(_) => Some("off"),
+        Err(_) => None,
+    }
+}
+
 /// Core's [`RelayGate`] for one run of the namespace object, made at its
 /// start and never stored, with the start rule as the module says.
 #[derive(Clone, Debug)]
 pub struct RelayDesk {
     gate: RelayGate,
+    // The region of each relay object incarnation granted to (never a
+    // token's relay, which no call can reach): whom to revoke.
+    via: BTreeMap<Incarnation, Region>,
     // The latest clock reading seen: the gate measures on a clock that
     // never goes back, and the runtime's wall clock could.
     last: u64,
@@ -142,6 +167,7 @@ impl RelayDesk {
         let at = started_at.max(0) as u64;
         Ok(RelayDesk {
             gate: RelayGate::new(terms, Instant::from_ms(at)),
+            via: BTreeMap::new(),
             last: at,
         })
     }
@@ -171,6 +197,45 @@ impl RelayDesk {
         let now = self.instant(now);
         self.gate.prune(now);
         self.gate.granted(incarnation, now);
+        if !self.via.is_empty() {
+            let live: BTreeSet<Incarnation> = self.gate.live(now).copied().collect();
+            self.via.retain(|i, _| live.contains(i));
+        }
+    }
+
+    /// Records a grant answered to relay `incarnation`, one of this
+    /// authority's relay objects in `region` when `via` says so.
+    pub fn granted_via(&mut self, incarnation: Incarnation, via: Option<&Region>, now: i64) {
+        self.granted(incarnation, now);
+        if let Some(region) = via {
+            self.via.insert(incarnation, region.clone());
+        }
+    }
+
+    /// Whom to revoke now to acknowledge `act` sooner: each relay object
+    /// region with the incarnations it was granted that the act still
+    /// waits for, leaving out those already `asked` (a relay object that
+    /// answered a revocation without closing one no longer runs it, so
+    /// only its lease can end it). A token's relay is never listed: no call
+    /// reaches it, and its lease is waited out.
+    pub fn to_revoke(
+        &mut self,
+        act: &AdminAct,
+        asked: &BTreeSet<Incarnation>,
+        now: i64,
+    ) -> Vec<(Region, Vec<Incarnation>)> {
+        let now = self.instant(now);
+        let live: BTreeSet<&Incarnation> = self.gate.live(now).collect();
+        let mut by_region: BTreeMap<Region, Vec<Incarnation>> = BTreeMap::new();
+        for inc in act.pending() {
+            if asked.contains(inc) || !live.contains(inc) {
+                continue;
+            }
+            if let Some(region) = self.via.get(inc) {
+                by_region.entry(region.clone()).or_default().push(*inc);
+            }
+        }
+        by_region.into_iter().collect()
     }
 
     /// Records that relay `incarnation` acknowledged a revocation at `now`.
@@ -239,9 +304,10 @@ impl RelayDesk {
             ObjectRequest::Grant {
                 request,
                 relay: true,
+                via,
                 ..
             } => {
-                self.granted(request.incarnation, now);
+                self.granted_via(request.incarnation, via.as_ref(), now);
                 None
             }
             ObjectRequest::Floor { .. }
@@ -449,6 +515,7 @@ mod tests {
                 request,
                 owner,
                 relay: true,
+                via: None,
             },
             _ => unreachable!(),
         }

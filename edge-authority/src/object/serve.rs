@@ -736,6 +736,7 @@ mod tests {
                 request,
                 owner,
                 relay: true,
+                via: None,
             },
             _ => unreachable!(),
         };

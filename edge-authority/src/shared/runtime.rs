@@ -19,6 +19,8 @@ use crate::shared::settings;
 pub(crate) const NAMESPACE_BINDING: &str = "NAMESPACE";
 /// The binding of the fence objects (one per namespace, the witness).
 pub(crate) const FENCE_BINDING: &str = "FENCE";
+/// The binding of the relay objects (one per namespace and region).
+pub(crate) const RELAY_BINDING: &str = "RELAY";
 /// The binding of the registry object.
 pub(crate) const REGISTRY_BINDING: &str = "REGISTRY";
 /// The one registry object's name.
@@ -209,9 +211,25 @@ pub(crate) async fn call(
     name: &str,
     payload: String,
 ) -> Result<HttpReply, String> {
+    call_near(env, binding, name, None, payload).await
+}
+
+/// As [`call`], to an object made near `hint` (a Durable Object location
+/// hint) if it does not exist yet.
+pub(crate) async fn call_near(
+    env: &Env,
+    binding: &str,
+    name: &str,
+    hint: Option<&str>,
+    payload: String,
+) -> Result<HttpReply, String> {
     let inner = async {
         let ns = env.durable_object(binding)?;
-        let stub = ns.id_from_name(name)?.get_stub()?;
+        let id = ns.id_from_name(name)?;
+        let stub = match hint {
+            Some(h) => id.get_stub_with_location_hint(h)?,
+            None => id.get_stub()?,
+        };
         let mut init = RequestInit::new();
         init.with_method(Method::Post)
             .with_body(Some(JsValue::from_str(&payload)));
@@ -224,7 +242,14 @@ pub(crate) async fn call(
             headers: Vec::new(),
             body,
         };
-        for name in ["content-type", "cache-control", "retry-after", "allow"] {
+        for name in [
+            "content-type",
+            "cache-control",
+            "retry-after",
+            "allow",
+            crate::object::relays::RELAYS_HEADER,
+            crate::object::relay::ROUTE_HEADER,
+        ] {
             if let Some(v) = resp.headers().get(name)? {
                 reply.set_header(name, v);
             }

@@ -1626,7 +1626,10 @@ export interface paths {
         /** Take a range */
         post: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description which relay serves a generator's request when the namespace's relays are on (docs/relays.md): one relay per namespace and region; by default the continent the request arrives from. Ignored while relays are off and for a relay token's own requests, which go to the namespace object */
+                    region?: string;
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;

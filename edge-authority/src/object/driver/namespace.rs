@@ -21,7 +21,8 @@ use worker::{
 
 use crate::object::raise::{RaiseAction, Raising};
 use crate::object::registry::RegistryRequest;
-use crate::object::relays::RelayDesk;
+use crate::object::relay::{self, RelayRequest, Revoked};
+use crate::object::relays::{self, RelayDesk};
 use crate::object::schedule::{self, AlarmSlot, Clock};
 use crate::object::serve::{self, Action, Finished, RaiseFor, Serving};
 use crate::object::store::{self, Sql, StoreError};
@@ -32,10 +33,14 @@ use crate::shared::refusals::{Counted, Refusals};
 use crate::shared::response::{ApiError, HttpReply};
 use crate::shared::runtime::{
     call, env_text, now_ms, object_body, reply_or_unavailable, retention_ms, to_response, DoSql,
-    FENCE_BINDING, REGISTRY_BINDING, REGISTRY_NAME,
+    FENCE_BINDING, REGISTRY_BINDING, REGISTRY_NAME, RELAY_BINDING,
 };
 use crate::shared::settings;
 use rangeid_core::relay::AdminAct;
+
+/// How soon a relay object that could not be reached is asked again to
+/// close its incarnation, while an act waits for it.
+const REVOKE_RETRY_MS: u64 = 250;
 
 /// Asks the fence object (the witness) of `ns` something; its answer.
 async fn ask_witness(env: &Env, ns: &NsName, request: &FenceRequest) -> Result<Witnessed, String> {
@@ -271,7 +276,12 @@ impl DurableObject for Namespace {
                     HttpReply::json(200, &serde_json::json!({}))
                 }
                 Ok(request) => {
-                    let reply = self.serve(&request).await;
+                    let mut reply = self.serve(&request).await;
+                    // A generator's grant: the front Worker routes the
+                    // namespace's next ones by whether relays are on.
+                    if let Some(on) = relays::route_hint(&self.sql, &request) {
+                        reply.set_header(relays::RELAYS_HEADER, on);
+                    }
                     // Every namespace's object keeps an alarm for its next
                     // check-in, idle or not (one storage read per instance).
                     // A request that found no namespace arms nothing.
@@ -414,21 +424,60 @@ impl Namespace {
             .borrow_mut()
             .answered(&self.sql, request, done.reply.status, now_ms());
         if let Some(act) = act {
-            self.wait_out(relays, act).await;
+            self.wait_out(relays, request.namespace(), act).await;
         }
         self.finish(request, done).await
     }
 
     /// Waits until no relay can serve a range granted before `act` (a
-    /// freeze, floor, export or relays off that committed): the desk says
-    /// how long to sleep, until it says acknowledge. Revoking relays to go
-    /// faster comes with the relay object; until then each lease is
-    /// waited out (slower, never unsafe).
-    async fn wait_out(&self, relays: &RefCell<RelayDesk>, mut act: AdminAct) {
+    /// freeze, floor, export or relays off that committed): revokes the
+    /// relay objects the desk names (each answers the incarnation it
+    /// closed), and sleeps as long as the desk says, until it says
+    /// acknowledge. A relay object that cannot be reached is asked again
+    /// after [`REVOKE_RETRY_MS`]; one that closed none of those named is
+    /// not asked again, and its lease is waited out (slower, never unsafe).
+    async fn wait_out(&self, relays: &RefCell<RelayDesk>, ns: &NsName, mut act: AdminAct) {
+        let mut asked = std::collections::BTreeSet::new();
         loop {
             let wait = relays.borrow_mut().wait_ms(&mut act, now_ms());
             let Some(ms) = wait else { return };
-            worker::Delay::from(std::time::Duration::from_millis(ms)).await;
+            let targets = relays.borrow_mut().to_revoke(&act, &asked, now_ms());
+            let calls = targets.into_iter().map(|(region, incarnations)| {
+                let name = relay::object_name(ns, &region);
+                let message = RelayRequest::Revoke {
+                    namespace: *ns,
+                    region,
+                    incarnations: incarnations.clone(),
+                };
+                async move {
+                    let payload = serde_json::to_string(&message).ok()?;
+                    let reply = call(&self.env, RELAY_BINDING, &name, payload).await.ok()?;
+                    let revoked: Revoked = serde_json::from_str(&reply.body).ok()?;
+                    (reply.status == 200).then_some((incarnations, revoked))
+                }
+            });
+            let answers = futures_util::future::join_all(calls).await;
+            let mut unreached = false;
+            for answer in answers {
+                match answer {
+                    Some((named, revoked)) => {
+                        if let Some(closed) = revoked.closed {
+                            relays.borrow_mut().revoked(closed);
+                        }
+                        asked.extend(named);
+                    }
+                    None => unreached = true,
+                }
+            }
+            if relays.borrow_mut().wait_ms(&mut act, now_ms()).is_none() {
+                return;
+            }
+            let sleep = if unreached {
+                ms.min(REVOKE_RETRY_MS)
+            } else {
+                ms
+            };
+            worker::Delay::from(std::time::Duration::from_millis(sleep)).await;
         }
     }
 
