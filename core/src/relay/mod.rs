@@ -559,10 +559,9 @@ impl Relay {
         self.abandoned_before = self
             .abandoned_before
             .saturating_add(self.lease.stats(0).abandoned);
-        match Self::upstream(&self.config, random, now) {
-            Ok(fresh) => self.lease = fresh,
-            Err(_) => unreachable!("the configuration was checked when the relay was made"),
-        }
+        // As after a revocation: request numbers go on, so a late answer
+        // to the stopped incarnation cannot settle the new one's request.
+        self.lease = self.lease.successor(random, now);
         self.stats.revivals += 1;
         self.tick(now);
         true

@@ -462,7 +462,7 @@ impl Namespace {
                 match answer {
                     Some((named, revoked)) => {
                         if let Some(closed) = revoked.closed {
-                            relays.borrow_mut().revoked(closed);
+                            relays.borrow_mut().revoked(closed, now_ms());
                         }
                         asked.extend(named);
                     }

@@ -268,7 +268,7 @@ fn a_revocation_closes_the_named_incarnation_and_the_object_stops_waiting() {
     let revoked = w.relay.revoke(&targets[0].1, [9; 16], t + 2);
     assert_eq!(revoked.closed, Some(held));
     assert_eq!(w.relay.relay().stats().held, 0);
-    w.desk.revoked(held);
+    w.desk.revoked(held, t + 2);
     asked.insert(held);
     assert_eq!(
         w.desk.wait_ms(&mut act, t + 3),
