@@ -151,6 +151,17 @@ pub enum Violation {
         /// The highest ID issued from that range before.
         high: u64,
     },
+    /// An engine's count of IDs returned to callers (with the IDs of lent
+    /// blocks its driver still held counted unreturned) is not what its
+    /// callers were given.
+    Miscounted {
+        /// The incarnation.
+        incarnation: String,
+        /// The engine's count (`Stats::issued`).
+        counted: u64,
+        /// IDs its callers were given.
+        given: u64,
+    },
 }
 
 impl fmt::Display for Violation {
@@ -237,6 +248,14 @@ impl fmt::Display for Violation {
                     "cursor reset: {id} issued after {high} from the same range"
                 )
             }
+            Violation::Miscounted {
+                incarnation,
+                counted,
+                given,
+            } => write!(
+                f,
+                "incarnation {incarnation} counts {counted} IDs returned to callers, who were given {given}"
+            ),
         }
     }
 }

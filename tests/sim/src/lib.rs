@@ -10,6 +10,8 @@
 //! - [`rng`]: the seeded random source.
 //! - [`authority`]: the simulated authority (committed and staged writes).
 //! - [`checker`]: the uniqueness checker.
+//! - [`shelf`]: the Rust client's two blocks, for generators that issue
+//!   as it does.
 //! - [`world`]: generators, network, faults and the run loop.
 //! - [`capacity`]: the seed's workload (500 generators at 20,000 IDs/s)
 //!   under rangeid's sizing and two others, for `make bench`.
@@ -20,11 +22,13 @@ pub mod chart;
 pub mod checker;
 pub mod relays;
 pub mod rng;
+pub mod shelf;
 pub mod world;
 
 pub use authority::Bug;
 pub use checker::Violation;
 pub use relays::RelayBug;
+pub use shelf::DriverBug;
 pub use world::{Faults, Report, Scenario, World, RECOVERY_MS};
 
 /// Runs the scenario for `seed` with `target_ids` IDs.

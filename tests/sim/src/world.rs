@@ -6,7 +6,11 @@
 //! encoder (`rangeid_core::wire::HttpAnswer`); each generator is a core
 //! `Lease` driven the way the JS driver drives it: it carries out the
 //! engine's `Action`s, reads every answer with `Reply::from_http` and hands
-//! it back with its attempt's `Ticket`.
+//! it back with its attempt's `Ticket`. Some generators issue as the JS
+//! driver does, from a block the engine lends them; some as the Rust
+//! client does, from two blocks (one issuing, a standby behind it, each a
+//! core `CursorSlot`) that its driver refills with `lend_keeping`, sealing
+//! both and handing their tails to the engine for a batch or a close.
 //!
 //! The network drops requests, drops replies after the commit, duplicates,
 //! reorders and delays replies (some past the request timeout, while the
@@ -44,6 +48,7 @@ use crate::relays::{
     relay_config, relay_owner, Clock, Instance, Node, RelayBug, SIM_RELAY_LEASE_MS,
 };
 use crate::rng::Rng;
+use crate::shelf::{DriverBug, Shelf, BLOCK};
 
 /// Fault rates, in chances per million per opportunity.
 #[derive(Clone, Copy, Debug)]
@@ -228,6 +233,9 @@ pub struct Scenario {
     pub relay_bug: RelayBug,
     /// The relays' smallest range (40): larger ones outlive their lease.
     pub relay_min_range: u64,
+    /// A deliberate bug in the driver of generators that issue as the
+    /// Rust client does, for checking the checker.
+    pub driver_bug: DriverBug,
 }
 
 impl Scenario {
@@ -283,6 +291,7 @@ impl Scenario {
             },
             relay_bug: RelayBug::None,
             relay_min_range: 40,
+            driver_bug: DriverBug::None,
         }
     }
 }
@@ -419,6 +428,20 @@ pub struct Report {
     pub report_batches: u64,
     /// See `report_batches`.
     pub reported: u64,
+    /// IDs issued by generators that issue as the Rust client does (from
+    /// its two blocks, and in batches), each checked like any other.
+    pub shelf_ids: u64,
+    /// Times one of them found its issuing block used up and went on from
+    /// the standby block without waiting.
+    pub standby_swaps: u64,
+    /// Blocks their drivers were lent (`lend_keeping`) while the other
+    /// block still held IDs.
+    pub kept_lends: u64,
+    /// IDs of their sealed blocks' tails handed to a batch's caller.
+    pub tail_ids: u64,
+    /// Their callers who waited for the driver (an ID or a batch) and got
+    /// what they waited for.
+    pub shelf_waits: u64,
 }
 
 enum Event {
@@ -537,6 +560,12 @@ struct Generator {
     // A lender issues from a local block the engine lends it (as the JS
     // driver does), and answers batches from the block and `take_more`.
     lender: bool,
+    // Or it issues as the Rust client does, from its shelf of two blocks.
+    shelved: bool,
+    shelf: Shelf,
+    // The caller waiting (`waiting`) wants one ID (`next_id_async`), not
+    // a batch.
+    wait_one: bool,
     block_next: u64,
     block_left: u64,
     // An exact batch a caller waits for (0: none), as the JS driver's
@@ -799,7 +828,12 @@ impl World {
             {
                 self.report.stuck_blocked += 1;
             }
-            self.report.abandoned += g.lease.close_with_unused(g.block_left);
+            // Closed as its driver closes it: the Rust client seals its
+            // blocks and reports their tails unreturned.
+            let held = g.held();
+            check_count(&self.scenario, &self.books, g, held)?;
+            self.report.abandoned += g.lease.close_with_unused(held);
+            self.report.standby_swaps += g.shelf.swaps;
             let s = g.lease.stats(0);
             self.report.blocks += s.blocks;
             self.report.unblocks += s.unblocks;
@@ -825,6 +859,10 @@ impl World {
             Instant::from_ms(self.now),
         )
         .unwrap_or_else(|e| panic!("lease config: {e}"));
+        // Four in ten issue as the JS driver does, three as the Rust
+        // client, the rest straight from the engine.
+        let kind = self.rng.between(0, 10);
+        let (lender, shelved) = (kind < 4, (4..7).contains(&kind));
         self.books.insert(
             *lease.incarnation(),
             Book {
@@ -838,7 +876,10 @@ impl World {
             engine: self.engines,
             per_ms: self.rng.between(1, 40),
             sparse: self.rng.chance(250_000),
-            lender: self.rng.chance(400_000),
+            lender,
+            shelved,
+            shelf: Shelf::default(),
+            wait_one: false,
             block_next: 0,
             block_left: 0,
             waiting: 0,
@@ -1422,6 +1463,8 @@ impl World {
             }
         }
         let handled = g.lease.handle_reply(ticket, &reply, Instant::from_ms(now));
+        // The Rust client's driver is woken by every answer it hands over.
+        g.shelf.woken = true;
         let inc = short(g.lease.incarnation());
         self.note(|| {
             format!(
@@ -1567,6 +1610,9 @@ impl World {
             // A hoarder: takes whole ranges at once, as the JS driver does
             // for its local block, so installed ranges pile up behind.
             want += 2_000;
+        }
+        if self.gens[slot].shelved {
+            return self.step_shelved(slot, want, batchy);
         }
         let g = &mut self.gens[slot];
         let book = self.books.entry(*g.lease.incarnation()).or_default();
@@ -1722,6 +1768,297 @@ impl World {
         g.block_next = g.block_next.wrapping_add(1);
         g.block_left -= 1;
         Ok(Range::with_count(start, 1).unwrap_or_else(|_| unreachable!()))
+    }
+
+    /// One millisecond of a generator that issues as the Rust client
+    /// does. Its callers take IDs from the shelf (lock-free in the
+    /// client), and exact batches from the issuing block or, sealing both
+    /// blocks, through the engine (`next_ids`); a caller who finds no ID
+    /// wakes the driver, and sometimes waits for it (`next_id_async`), as
+    /// does one whose batch must wait. The driver runs a pass when woken,
+    /// or at the engine's or the waiting caller's deadline.
+    fn step_shelved(&mut self, slot: usize, want: u64, batchy: bool) -> Result<(), Violation> {
+        let now = self.now;
+        // One caller waits at a time; callers of single IDs (other threads)
+        // go on meanwhile.
+        if batchy && self.gens[slot].waiting == 0 {
+            let n = want.clamp(1, self.gens[slot].lease.batch_limit());
+            self.shelf_next_ids(slot, n)?;
+        } else if !batchy {
+            self.shelf_next_id(slot, want)?;
+        }
+        let g = &self.gens[slot];
+        let due = g
+            .lease
+            .next_deadline()
+            .is_some_and(|d| d <= Instant::from_ms(now))
+            || (g.waiting > 0 && now >= g.waiting_since + BATCH_DEADLINE_MS);
+        if g.shelf.woken || due {
+            self.shelf_pass(slot)?;
+        }
+        Ok(())
+    }
+
+    /// `want` calls of `next_id`, from the shelf; the first that finds none
+    /// ends them.
+    fn shelf_next_id(&mut self, slot: usize, want: u64) -> Result<(), Violation> {
+        // Runs of consecutive IDs from one block are checked as one batch
+        // (the next block may continue them from another range).
+        let mut run: Option<(u64, u64)> = None;
+        let mut missed = false;
+        for _ in 0..want {
+            let swaps = self.gens[slot].shelf.swaps;
+            let Some(id) = self.gens[slot].shelf.next_id() else {
+                missed = true;
+                break;
+            };
+            let same_block = self.gens[slot].shelf.swaps == swaps;
+            run = match run {
+                Some((start, n)) if same_block && start.checked_add(n) == Some(id) => {
+                    Some((start, n + 1))
+                }
+                Some((start, n)) => {
+                    self.give(slot, start, n)?;
+                    Some((id, 1))
+                }
+                None => Some((id, 1)),
+            };
+        }
+        if let Some((start, n)) = run {
+            self.give(slot, start, n)?;
+        }
+        if missed {
+            self.shelf_miss(slot)?;
+        }
+        Ok(())
+    }
+
+    /// A caller found both blocks used up: it wakes the driver, and half
+    /// the time waits for an ID (`next_id_async`), unless waiting cannot
+    /// help now (as the client's `wait` decides).
+    fn shelf_miss(&mut self, slot: usize) -> Result<(), Violation> {
+        let now = self.now;
+        let waits = self.rng.chance(500_000);
+        let g = &mut self.gens[slot];
+        g.shelf.woken = true;
+        let why = g.lease.issue_error();
+        if let IssueError::Failed(code) = why {
+            return self.shelf_failed(slot, code);
+        }
+        if !waits || g.waiting > 0 || (!why.waits() && g.shelf.unused() == 0) {
+            return Ok(());
+        }
+        g.waiting = 1;
+        g.wait_one = true;
+        g.waiting_since = now;
+        Ok(())
+    }
+
+    /// A caller's `next_ids(n)`: the batch now, else a wait when the
+    /// engine says to.
+    fn shelf_next_ids(&mut self, slot: usize, n: u64) -> Result<(), Violation> {
+        match self.shelf_take_batch(slot, n)? {
+            // The shelf may need a refill now.
+            Ok(()) => self.gens[slot].shelf.woken = true,
+            Err(e) if e.waits() => {
+                let now = self.now;
+                let g = &mut self.gens[slot];
+                g.waiting = n;
+                g.wait_one = false;
+                g.waiting_since = now;
+                g.shelf.woken = true;
+                let book = self.books.entry(*g.lease.incarnation()).or_default();
+                book.largest_exact = book.largest_exact.max(n);
+            }
+            Err(IssueError::Failed(code)) => self.shelf_failed(slot, code)?,
+            // Told at once: too few left, too large, exhausted, blocked.
+            Err(_) => {}
+        }
+        Ok(())
+    }
+
+    /// The client's `take_batch`: exactly `n` from the issuing block when
+    /// it holds them; else, once the engine says the batch can be had
+    /// (`check_exact`), seals both blocks, asks the engine for exactly `n`
+    /// counting their tails as held, gives the caller what the batch takes
+    /// of the tails (issuing block first) and the engine's pieces, and
+    /// puts back what is left of the tails. The engine's error when it
+    /// cannot, the tails put back whole.
+    fn shelf_take_batch(
+        &mut self,
+        slot: usize,
+        n: u64,
+    ) -> Result<Result<(), IssueError>, Violation> {
+        let bug = self.scenario.driver_bug;
+        let g = &mut self.gens[slot];
+        if let Some(r) = g.shelf.take(n) {
+            self.give(slot, r.start(), r.count())?;
+            self.report.exact_batches += 1;
+            return Ok(Ok(()));
+        }
+        if let Err(e) = g.lease.check_exact(n, g.shelf.unused()) {
+            return Ok(Err(e));
+        }
+        let tails = g.shelf.seal();
+        let held: u64 = tails.iter().flatten().map(Range::count).sum();
+        let batch = match g.lease.take_exact(n, held) {
+            Ok(batch) => batch,
+            Err(e) => {
+                g.shelf.put_back(tails);
+                return Ok(Err(e));
+            }
+        };
+        if batch.count() != n {
+            return Err(Violation::NotExact {
+                incarnation: g.lease.incarnation().to_string(),
+                asked: n,
+                got: batch.count(),
+            });
+        }
+        let mut from_held = batch.from_lent;
+        let mut rest = [None; 2];
+        let mut given = Vec::with_capacity(4);
+        for (k, tail) in tails.iter().enumerate() {
+            let Some(t) = tail else { continue };
+            let take = from_held.min(t.count());
+            if take > 0 {
+                given.push((t.start(), take));
+            }
+            from_held -= take;
+            if take < t.count() {
+                rest[k] = Range::with_count(t.start() + take, t.count() - take).ok();
+            }
+        }
+        given.extend(batch.pieces().map(|p| (p.start(), p.count())));
+        g.shelf.put_back(match bug {
+            DriverBug::ReusesTail => tails,
+            _ => rest,
+        });
+        for (start, count) in given {
+            self.give(slot, start, count)?;
+        }
+        self.report.tail_ids += batch.from_lent;
+        self.report.exact_batches += 1;
+        Ok(Ok(()))
+    }
+
+    /// The driver's pass (the client's `service`): refill the shelf, serve
+    /// the waiting caller, tell the engine what it waits for, carry out the
+    /// engine's actions, refill again.
+    fn shelf_pass(&mut self, slot: usize) -> Result<(), Violation> {
+        let g = &mut self.gens[slot];
+        g.shelf.woken = false;
+        g.shelf.refill_wanted = false;
+        self.shelf_refill(slot);
+        self.shelf_serve(slot)?;
+        let g = &mut self.gens[slot];
+        let held = g.shelf.unused();
+        g.lease.set_demand(g.waiting, held);
+        self.drive(slot)?;
+        // Poll may have made the shelf's next block lendable.
+        self.shelf_refill(slot);
+        Ok(())
+    }
+
+    /// The driver refills used-up blocks with blocks the engine lends,
+    /// keeping what the other block holds lent (`lend_keeping`).
+    fn shelf_refill(&mut self, slot: usize) {
+        let bug = self.scenario.driver_bug;
+        let g = &mut self.gens[slot];
+        let lease = &mut g.lease;
+        let kept = g.shelf.refill(|held| {
+            match bug {
+                DriverBug::LendsWithoutKeeping => lease.lend(BLOCK),
+                _ => lease.lend_keeping(BLOCK, held),
+            }
+            .ok()
+        });
+        self.report.kept_lends += kept;
+    }
+
+    /// The driver serves the waiting caller, if it can; tells it at once
+    /// when waiting cannot help, and at its deadline.
+    fn shelf_serve(&mut self, slot: usize) -> Result<(), Violation> {
+        let now = self.now;
+        let g = &mut self.gens[slot];
+        if g.waiting == 0 {
+            return Ok(());
+        }
+        if g.wait_one {
+            // The shelf may be used up while the engine holds more.
+            let id = match g.shelf.next_id() {
+                Some(id) => Some(id),
+                None => {
+                    self.shelf_refill(slot);
+                    self.gens[slot].shelf.next_id()
+                }
+            };
+            if let Some(id) = id {
+                self.gens[slot].waiting = 0;
+                self.report.shelf_waits += 1;
+                self.give(slot, id, 1)?;
+                self.shelf_refill(slot);
+                return Ok(());
+            }
+        } else {
+            let n = g.waiting;
+            match self.shelf_take_batch(slot, n)? {
+                Ok(()) => {
+                    self.gens[slot].waiting = 0;
+                    self.report.shelf_waits += 1;
+                    self.report.exact_batches_waited += 1;
+                    self.shelf_refill(slot);
+                    return Ok(());
+                }
+                Err(e) if e.waits() => {}
+                Err(e) => {
+                    self.gens[slot].waiting = 0;
+                    if let IssueError::Failed(code) = e {
+                        return self.shelf_failed(slot, code);
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        let g = &mut self.gens[slot];
+        let why = g.lease.issue_error();
+        if let IssueError::Failed(code) = why {
+            g.waiting = 0;
+            return self.shelf_failed(slot, code);
+        }
+        if !why.waits() || now >= g.waiting_since + BATCH_DEADLINE_MS {
+            g.waiting = 0;
+        }
+        Ok(())
+    }
+
+    /// Refused for good: only a generator that reuses its incarnation (a
+    /// bug of its own) may be; then it is finished until a restart.
+    fn shelf_failed(&mut self, slot: usize, code: ReplyCode) -> Result<(), Violation> {
+        if !self.scenario.reuse_incarnation {
+            return Err(Violation::Stopped {
+                slot,
+                code: code.as_str().to_owned(),
+            });
+        }
+        let g = &mut self.gens[slot];
+        if g.per_ms != 0 {
+            g.per_ms = 0;
+            self.report.failed_generators += 1;
+        }
+        Ok(())
+    }
+
+    /// A shelved generator's caller is given `count` IDs from `start`:
+    /// checked, and counted for its incarnation.
+    fn give(&mut self, slot: usize, start: u64, count: u64) -> Result<(), Violation> {
+        let r = Range::with_count(start, count).unwrap_or_else(|_| unreachable!());
+        let g = &self.gens[slot];
+        let holder = (owner_of(slot), *g.lease.incarnation());
+        self.checker.issued_batch(g.engine, &holder, r)?;
+        self.books.entry(holder.1).or_default().issued += count;
+        self.report.shelf_ids += count;
+        Ok(())
     }
 
     /// The insider, a caller at the authority with its own generator
@@ -2157,8 +2494,11 @@ impl World {
                     .reuse_incarnation
                     .then_some(self.gens[slot].random);
                 let fresh = self.spawn(reuse);
-                let old = std::mem::replace(&mut self.gens[slot], fresh);
-                self.report.abandoned += old.lease.available() + old.block_left;
+                let mut old = std::mem::replace(&mut self.gens[slot], fresh);
+                let held = old.held();
+                check_count(&self.scenario, &self.books, &old, held)?;
+                self.report.abandoned += old.lease.available() + held;
+                self.report.standby_swaps += old.shelf.swaps;
                 let (was, now_inc, left) = (
                     short(old.lease.incarnation()),
                     short(self.gens[slot].lease.incarnation()),
@@ -2288,6 +2628,44 @@ impl World {
         }
         Ok(())
     }
+}
+
+impl Generator {
+    /// What its driver holds of blocks the engine lent it, unreturned:
+    /// the JS driver's block, or the tails of the Rust client's two,
+    /// sealed (it issues no more).
+    fn held(&mut self) -> u64 {
+        if self.shelved {
+            self.shelf.seal().iter().flatten().map(Range::count).sum()
+        } else {
+            self.block_left
+        }
+    }
+}
+
+/// Holds the engine's count of IDs returned to callers (its `Stats`, with
+/// `held` IDs of lent blocks unreturned) to what its callers were given,
+/// for every incarnation but one reused (a bug of its own, whose count
+/// two engines share).
+fn check_count(
+    scenario: &Scenario,
+    books: &HashMap<Incarnation, Book>,
+    g: &Generator,
+    held: u64,
+) -> Result<(), Violation> {
+    if scenario.reuse_incarnation {
+        return Ok(());
+    }
+    let counted = g.lease.stats(held).issued;
+    let given = books.get(g.lease.incarnation()).map_or(0, |b| b.issued);
+    if counted != given {
+        return Err(Violation::Miscounted {
+            incarnation: g.lease.incarnation().to_string(),
+            counted,
+            given,
+        });
+    }
+    Ok(())
 }
 
 /// The engine's view of what reached it: production's classifier.

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::thread;
 
-use rangeid_sim::{run_seed, Bug, Faults, Report, Scenario, Violation, World, RECOVERY_MS};
+use rangeid_sim::{
+    run_seed, Bug, DriverBug, Faults, Report, Scenario, Violation, World, RECOVERY_MS,
+};
 
 fn env(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
@@ -110,6 +112,11 @@ fn add(t: &mut Report, r: &Report) {
     t.relay_unavailable += r.relay_unavailable;
     t.report_batches += r.report_batches;
     t.reported += r.reported;
+    t.shelf_ids += r.shelf_ids;
+    t.standby_swaps += r.standby_swaps;
+    t.kept_lends += r.kept_lends;
+    t.tail_ids += r.tail_ids;
+    t.shelf_waits += r.shelf_waits;
 }
 
 /// The relays' part of a summed report, as one line.
@@ -204,6 +211,12 @@ fn no_id_is_issued_twice_under_faults() {
         started.elapsed()
     );
     println!("relays: {}", relay_line(&t));
+    println!(
+        "as the Rust client: {} IDs issued from two blocks and in batches, {} moves to the standby block, \
+         {} blocks lent while the other held IDs (lend_keeping), {} IDs of sealed tails handed to batches, \
+         {} callers served after waiting",
+        t.shelf_ids, t.standby_swaps, t.kept_lends, t.tail_ids, t.shelf_waits
+    );
     if let Some((seed, violation)) = failures.first() {
         panic!(
             "{} seed(s) failed; first: seed {seed}: {violation}\n\
@@ -265,6 +278,11 @@ fn no_id_is_issued_twice_under_faults() {
             ("split relay instances", t.relay_splits),
             ("revocations obeyed", t.revocations),
             ("acts acknowledged while relays ran", t.acts_acked),
+            ("IDs issued as the Rust client does", t.shelf_ids),
+            ("moves to the standby block", t.standby_swaps),
+            ("blocks lent while the other held IDs", t.kept_lends),
+            ("IDs of sealed tails handed to batches", t.tail_ids),
+            ("shelf callers served after waiting", t.shelf_waits),
         ] {
             assert!(count > 0, "no {what} in the default run");
         }
@@ -431,6 +449,86 @@ fn catches_a_restart_that_reuses_its_incarnation() {
     println!(
         "reused incarnation: {} of 200 seeds caught, e.g. seed {}: {}",
         failures.len(),
+        failures[0].0,
+        failures[0].1
+    );
+}
+
+/// What kinds of violation the failures were, as one line.
+fn kinds(failures: &[(u64, Violation)]) -> String {
+    let mut counts = std::collections::BTreeMap::new();
+    for (_, v) in failures {
+        let name = format!("{v:?}");
+        let name = name.split([' ', '{']).next().unwrap_or("").to_owned();
+        *counts.entry(name).or_insert(0) += 1;
+    }
+    counts
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Generators that issue as the Rust client does keep a standby block and
+/// hand their blocks' tails to a batch: a driver that, after a batch,
+/// puts back the tails whole (not what the batch left) issues the IDs it
+/// handed to the batch's caller again (the checker sees the cursor go back
+/// over them, or the duplicate).
+#[test]
+fn catches_a_driver_that_reuses_a_tail_it_handed_back() {
+    let (_, _, failures) = run_many((0..100).collect(), |seed| {
+        let mut s = Scenario::from_seed(seed, 5_000);
+        s.driver_bug = DriverBug::ReusesTail;
+        s
+    });
+    let reissued = failures
+        .iter()
+        .filter(|(_, v)| {
+            matches!(
+                v,
+                Violation::Duplicate { .. } | Violation::CursorReset { .. }
+            )
+        })
+        .count();
+    assert!(
+        reissued >= 50,
+        "100 seeds with a driver that reuses handed-back tails, {reissued} IDs issued again: {}",
+        kinds(&failures)
+    );
+    println!(
+        "reused tail: {} of 100 seeds caught ({}), e.g. seed {}: {}",
+        failures.len(),
+        kinds(&failures),
+        failures[0].0,
+        failures[0].1
+    );
+}
+
+/// And a driver that refills with `lend`, not `lend_keeping`: the engine
+/// counts the standby block as returned to callers while it still issues,
+/// so what it reports as issued is not what callers were given (and a
+/// batch takes its tails out of order).
+#[test]
+fn catches_a_driver_that_lends_without_keeping_its_standby_block() {
+    let (_, _, failures) = run_many((0..100).collect(), |seed| {
+        let mut s = Scenario::from_seed(seed, 5_000);
+        s.driver_bug = DriverBug::LendsWithoutKeeping;
+        s
+    });
+    let miscounted = failures
+        .iter()
+        .filter(|(_, v)| matches!(v, Violation::Miscounted { .. }))
+        .count();
+    assert!(
+        failures.len() >= 50 && miscounted >= 10,
+        "100 seeds with a driver that lends without keeping, {} caught: {}",
+        failures.len(),
+        kinds(&failures)
+    );
+    println!(
+        "lend without keeping: {} of 100 seeds caught ({}), e.g. seed {}: {}",
+        failures.len(),
+        kinds(&failures),
         failures[0].0,
         failures[0].1
     );
