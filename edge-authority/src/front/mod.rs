@@ -1210,7 +1210,7 @@ mod tests {
         };
         assert!(matches!(
             plan_with(&read, &config(), NOW, verified),
-            Plan::Object { .. }
+            Plan::Grant { .. }
         ));
         assert_eq!(status(&plan(&read, &config(), NOW)).0, 401, "plan verifies");
         let get = Incoming {

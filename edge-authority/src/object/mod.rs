@@ -386,6 +386,7 @@ pub fn handle(sql: &impl Sql, request: &ObjectRequest, waiting: u64, now: i64) -
             request,
             owner,
             relay,
+            ..
         } => {
             // A relay's grant is decided only while relays are on, checked
             // in the step that decides it: the driver's screen ran before

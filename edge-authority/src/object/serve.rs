@@ -780,6 +780,7 @@ mod tests {
                 request,
                 owner,
                 relay: true,
+                via: None,
             },
             _ => unreachable!(),
         };
