@@ -331,6 +331,11 @@ impl CursorSlot {
         let count = self.count.load(Ordering::Relaxed);
         let start = self.start.load(Ordering::Relaxed);
         let rest = left(before & LEFT_MASK).min(count);
+        if rest == 0 {
+            // Nothing left (and a block ending at 2^64 has no first unused
+            // ID to name).
+            return None;
+        }
         Range::with_count(start + (count - rest), rest).ok()
     }
 
@@ -434,6 +439,11 @@ mod tests {
             [s.next_id(), s.next_id(), s.next_id()],
             [Some(u64::MAX - 1), Some(u64::MAX), None]
         );
+        // Used up at the top of the space: sealing it hands back nothing
+        // (and does not overflow computing where its tail would start).
+        assert_eq!(s.seal(), None);
+        assert_eq!(s.replace(top), Ok(None));
+        assert_eq!(s.seal(), Some(top), "unused, it is handed back whole");
     }
 
     #[test]
