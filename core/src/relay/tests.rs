@@ -83,6 +83,20 @@ fn refused(code: ErrorCode, remaining: Option<u64>, max_count: Option<u64>) -> R
     })
 }
 
+/// A generator's request, then the object's `403` to the relay's attempt:
+/// forbidden is final for the relay, which stops and answers unavailable.
+fn stop_by_forbidden(r: &mut Relay) {
+    r.handle_request(1, sub("a"), gen_req("g", "r1", 10), at(0));
+    let out = to_root(r, 0).unwrap();
+    r.handle_root_reply(
+        out.ticket,
+        &refused(ErrorCode::Forbidden, None, None),
+        at(1),
+    );
+    assert!(r.stopped());
+    assert_eq!(answers(r), [(1, Answer::Unavailable)]);
+}
+
 fn answers(r: &mut Relay) -> Vec<(u64, Answer)> {
     core::iter::from_fn(|| r.poll_answer()).collect()
 }
@@ -369,15 +383,7 @@ fn the_object_admits_relay_requests_only_while_relays_are_on_and_unrevoked() {
     assert_eq!(RelayRefusal::Revoked.code(), ErrorCode::Forbidden);
     // For the relay, forbidden is final: it stops, and answers unavailable.
     let mut r = relay(config());
-    r.handle_request(1, sub("a"), gen_req("g", "r1", 10), at(0));
-    let out = to_root(&mut r, 0).unwrap();
-    r.handle_root_reply(
-        out.ticket,
-        &refused(ErrorCode::Forbidden, None, None),
-        at(1),
-    );
-    assert!(r.stopped());
-    assert_eq!(answers(&mut r), [(1, Answer::Unavailable)]);
+    stop_by_forbidden(&mut r);
 }
 
 #[test]
@@ -425,15 +431,7 @@ fn a_stopped_relay_revives_under_a_new_incarnation_and_serves_again() {
     // Not stopped: nothing to revive.
     assert!(!r.revive([2; 16], at(0)));
     assert_eq!(*r.incarnation(), first);
-    r.handle_request(1, sub("a"), gen_req("g", "r1", 10), at(0));
-    let out = to_root(&mut r, 0).unwrap();
-    r.handle_root_reply(
-        out.ticket,
-        &refused(ErrorCode::Forbidden, None, None),
-        at(1),
-    );
-    assert!(r.stopped());
-    assert_eq!(answers(&mut r), [(1, Answer::Unavailable)]);
+    stop_by_forbidden(&mut r);
     // Relays back on: a request reaches it again; the driver revives the
     // relay first, then hands it the request.
     assert!(r.revive([3; 16], at(2)));

@@ -510,15 +510,7 @@ mod tests {
     }
 
     fn relay_grant(inc: &str, id: &str) -> ObjectRequest {
-        match crate::object::tests::grant_as("relay-eu", "orders", inc, id, 10) {
-            ObjectRequest::Grant { request, owner, .. } => ObjectRequest::Grant {
-                request,
-                owner,
-                relay: true,
-                via: None,
-            },
-            _ => unreachable!(),
-        }
+        crate::object::tests::relay_grant_as("relay-eu", "orders", inc, id, 10)
     }
 
     fn set_relays(to: RelaysSetting) -> ObjectRequest {

@@ -467,7 +467,9 @@ pub fn poll_batch(
 mod tests {
     use rangeid_core::wire::DecU64;
 
-    use super::super::tests::{create_req, db, grant_req, ns, raise, run, witness_raise, T0};
+    use super::super::tests::{
+        create_req, db, grant_req, ns, raise, relay_grant_as, run, witness_raise, T0,
+    };
     use super::*;
     use crate::object::ObjectRequest;
 
@@ -731,15 +733,7 @@ mod tests {
         assert!(!s.joins_batch(), "answered");
         // A relay's grant is decided alone: the relay gate records it in the
         // step of its decision, which a batch's run would split by an await.
-        let relayed = match grant_req("orders", "r", "r1", 100) {
-            ObjectRequest::Grant { request, owner, .. } => ObjectRequest::Grant {
-                request,
-                owner,
-                relay: true,
-                via: None,
-            },
-            _ => unreachable!(),
-        };
+        let relayed = relay_grant_as("relay-1", "orders", "r", "r1", 100);
         for other in [
             relayed,
             create_req("other", 1, 10, 1),
@@ -775,15 +769,7 @@ mod tests {
                 .status,
             200
         );
-        let relayed = match grant_req("orders", "relay-1", "r1", 100) {
-            ObjectRequest::Grant { request, owner, .. } => ObjectRequest::Grant {
-                request,
-                owner,
-                relay: true,
-                via: None,
-            },
-            _ => unreachable!(),
-        };
+        let relayed = relay_grant_as("relay-1", "orders", "relay-1", "r1", 100);
         let mut s = Serving::new(&relayed);
         let Action::Raise { target, .. } = s.poll(&db, 0, T0) else {
             panic!("the first grant raises the fence");

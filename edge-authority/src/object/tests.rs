@@ -121,6 +121,21 @@ pub(crate) fn grant_as(owner: &str, name: &str, inc: &str, id: &str, count: u64)
     }
 }
 
+/// [`grant_as`] from a relay (a token of the `relay` role).
+pub(crate) fn relay_grant_as(
+    owner: &str,
+    name: &str,
+    inc: &str,
+    id: &str,
+    count: u64,
+) -> ObjectRequest {
+    let mut request = grant_as(owner, name, inc, id, count);
+    if let ObjectRequest::Grant { relay, .. } = &mut request {
+        *relay = true;
+    }
+    request
+}
+
 pub(super) fn body(o: &Outcome) -> Json {
     serde_json::from_str(&o.reply.body).unwrap()
 }

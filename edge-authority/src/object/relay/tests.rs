@@ -292,15 +292,7 @@ fn a_token_relay_is_never_a_revocation_target() {
     w.set_relays(RelaysSetting::On, T0);
     let t = T0 + 10 * LEASE as i64;
     let token_relay =
-        match crate::object::tests::grant_as("relay-eu", "orders", "tok-relay", "r1", 10) {
-            ObjectRequest::Grant { request, owner, .. } => ObjectRequest::Grant {
-                request,
-                owner,
-                relay: true,
-                via: None,
-            },
-            _ => unreachable!(),
-        };
+        crate::object::tests::relay_grant_as("relay-eu", "orders", "tok-relay", "r1", 10);
     assert_eq!(serve(&mut w.desk, &w.db, &token_relay, t).status, 200);
     let act = w
         .desk
