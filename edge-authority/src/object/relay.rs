@@ -84,10 +84,21 @@ pub fn object_name(namespace: &Namespace, region: &Region) -> String {
     format!("{}/{}", region.as_str(), namespace.as_str())
 }
 
+/// How every relay object's `sub` begins ([`relay_owner`]).
+pub const RELAY_OWNER_PREFIX: &str = "relay@";
+
 /// The `sub` a relay object takes ranges under, on the namespace object's
-/// ledger: `relay@REGION`.
+/// ledger: `relay@REGION`. No token may take ranges under such a `sub`
+/// ([`reserved_owner`]): it would share the relay's requests (and be
+/// replayed the ranges the relay is cutting up).
 pub fn relay_owner(region: &Region) -> String {
-    format!("relay@{}", region.as_str())
+    format!("{RELAY_OWNER_PREFIX}{}", region.as_str())
+}
+
+/// Whether `owner`, a token's `sub`, is one only relay objects take ranges
+/// under.
+pub fn reserved_owner(owner: &str) -> bool {
+    owner.starts_with(RELAY_OWNER_PREFIX)
 }
 
 /// The request to the namespace object for one of the relay's attempts.

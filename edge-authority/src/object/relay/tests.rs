@@ -287,6 +287,30 @@ fn a_revocation_closes_the_named_incarnation_and_the_object_stops_waiting() {
 }
 
 #[test]
+fn no_token_takes_ranges_under_a_relay_objects_sub() {
+    let mut w = World::new(10_000_000, 100_000);
+    w.set_relays(RelaysSetting::On, T0);
+    let served = w.ask(1, "svc", "g1", "r1", 10, T0 + 1).unwrap();
+    assert_eq!(served.status, 200, "{}", served.body);
+    // The relay object's own root request, as its ledger row shows it: a
+    // token whose sub is the relay's asks for it again, to be replayed the
+    // range the relay is cutting up.
+    let inc = w.relay.relay().incarnation().as_str().to_owned();
+    for relay in [false, true] {
+        let mut request =
+            crate::object::tests::grant_as(&relay_owner(&region("weur")), "orders", &inc, "r1", 1);
+        if let ObjectRequest::Grant { relay: r, .. } = &mut request {
+            *r = relay;
+        }
+        let reply = serve(&mut w.desk, &w.db, &request, T0 + 2);
+        assert_eq!(reply.status, 403, "{}", reply.body);
+        assert!(reply.body.contains("reserved"), "{}", reply.body);
+    }
+    assert!(reserved_owner("relay@anything"));
+    assert!(!reserved_owner("svc-relay@x"));
+}
+
+#[test]
 fn a_token_relay_is_never_a_revocation_target() {
     let mut w = World::new(10_000_000, 100_000);
     w.set_relays(RelaysSetting::On, T0);
