@@ -103,6 +103,9 @@ test('every tested block of docs/deploy.md runs, in order, from the directory it
     CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_SEND_METRICS: 'false',
     npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false',
     npm_config_cache: join(process.env.HOME ?? '/root', '.npm'), npm_config_prefer_offline: 'true',
+    // The user's own way to the registry goes with them: a proxy, and the
+    // certificates of one that inspects TLS (as on this machine).
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|(HTTPS?|NO)_PROXY|npm_config_cafile)$/i.test(k))),
   };
   const child = spawn('bash', ['-c', script.join('\n')], { cwd: start, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
