@@ -514,15 +514,22 @@ impl Relay {
     pub fn handle_revoke(&mut self, random: [u8; 16], now: Instant) -> Incarnation {
         let closed = *self.lease.incarnation();
         self.lease.close();
+        self.renew(random, now);
+        self.stats.revocations += 1;
+        closed
+    }
+
+    /// Replaces the lease, closed or stopped, by its successor under a new
+    /// incarnation from `random`, counting what it had as abandoned. Request
+    /// numbers go on ([`Lease::successor`]): a late answer to the old
+    /// incarnation's `r1` (a 403 `revoked`, say) must not settle the new
+    /// one's `r1`.
+    fn renew(&mut self, random: [u8; 16], now: Instant) {
         self.abandoned_before = self
             .abandoned_before
             .saturating_add(self.lease.stats(0).abandoned);
-        // Request numbers go on: a late answer to the closed incarnation's
-        // `r1` (a 403 `revoked`, say) must not settle the new one's `r1`.
         self.lease = self.lease.successor(random, now);
-        self.stats.revocations += 1;
         self.tick(now);
-        closed
     }
 
     /// A revocation that names the incarnations the namespace object wants
@@ -556,14 +563,8 @@ impl Relay {
         if !self.stopped() {
             return false;
         }
-        self.abandoned_before = self
-            .abandoned_before
-            .saturating_add(self.lease.stats(0).abandoned);
-        // As after a revocation: request numbers go on, so a late answer
-        // to the stopped incarnation cannot settle the new one's request.
-        self.lease = self.lease.successor(random, now);
+        self.renew(random, now);
         self.stats.revivals += 1;
-        self.tick(now);
         true
     }
 
