@@ -48,14 +48,14 @@ class Record {
       counts.malformed += 1;
       return;
     }
-    // Exact either way: a Number below 10^15, a BigInt above.
-    const v = id.length < 16 ? Number(id) : BigInt(id);
-    if (this.end !== null && typeof v === typeof this.end && v === this.end) {
-      this.end = typeof v === "bigint" ? v + 1n : v + 1;
+    // A BigInt always: an ID never passes through a JS number.
+    const v = BigInt(id);
+    if (this.end !== null && v === this.end) {
+      this.end = v + 1n;
     } else {
       this.#flush();
       this.start = v;
-      this.end = typeof v === "bigint" ? v + 1n : v + 1;
+      this.end = v + 1n;
     }
     this.issued += 1;
     counts.ids += 1;
