@@ -378,6 +378,22 @@ impl Limits {
     pub const fn sub_ledger_rows(&self) -> u64 {
         self.sub_ledger_rows
     }
+
+    /// How many of `offered` reported rows (a relay's sub-grants) the
+    /// ledger keeps, now that it holds `rows` and the relay `relay_rows`:
+    /// reports never take the last quarter of either budget, which stays
+    /// for grants, so a relay's reports can never refuse a generator's
+    /// range (docs/relays.md §6).
+    pub const fn report_room(&self, rows: u64, relay_rows: u64, offered: u64) -> u64 {
+        let ledger = (self.ledger_rows - self.ledger_rows / 4).saturating_sub(rows);
+        let relay = (self.sub_ledger_rows - self.sub_ledger_rows / 4).saturating_sub(relay_rows);
+        let room = if ledger < relay { ledger } else { relay };
+        if offered < room {
+            offered
+        } else {
+            room
+        }
+    }
 }
 
 impl Default for Limits {
@@ -662,6 +678,39 @@ mod tests {
         assert_eq!(s.last_index_below(106), Some(1));
         assert_eq!(s.last_index_below(107), Some(2));
         assert_eq!(s.last_index_below(1 << 64), Some(2));
+    }
+
+    #[test]
+    fn a_report_never_takes_the_last_quarter_of_a_budget() {
+        let l = Limits::new(None, Some(400), Some(100)).unwrap();
+        assert_eq!(l.report_room(0, 0, 10), 10);
+        assert_eq!(l.report_room(0, 70, 10), 5);
+        assert_eq!(l.report_room(295, 0, 10), 5);
+        assert_eq!(l.report_room(300, 0, 10), 0);
+        assert_eq!(l.report_room(0, 75, 10), 0);
+        assert_eq!(l.report_room(u64::MAX, u64::MAX, 10), 0);
+    }
+
+    #[test]
+    fn a_sub_grant_lies_in_its_relays_grant_only() {
+        use crate::relay::SubGrant;
+        let relay = owner("relay@eu");
+        let s = Span::new(relay, &grant("R", "r1", 100, 10), 0);
+        let s = s.extended(&relay, &grant("R", "r2", 110, 10), 1).unwrap();
+        let sub = |inc: &str, start, count| SubGrant {
+            owner: owner("gen"),
+            grant: grant("g", "r1", start, count),
+            relay: Incarnation::new(inc).unwrap(),
+        };
+        assert!(sub("R", 100, 10).lies_in(&s, &relay));
+        assert!(sub("R", 112, 3).lies_in(&s, &relay));
+        // Across two of the relay's grants, outside them, another
+        // incarnation, another relay.
+        assert!(!sub("R", 108, 4).lies_in(&s, &relay));
+        assert!(!sub("R", 118, 3).lies_in(&s, &relay));
+        assert!(!sub("R", 99, 2).lies_in(&s, &relay));
+        assert!(!sub("Q", 100, 1).lies_in(&s, &relay));
+        assert!(!sub("R", 100, 1).lies_in(&s, &owner("relay@us")));
     }
 
     #[test]

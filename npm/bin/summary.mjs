@@ -44,6 +44,10 @@ export function limitsPairs(s) {
   if (s.ledger) {
     const top = s.ledger.topSubs.map((t) => `${t.sub ?? "(before subs)"} ${t.rows}`).join(", ");
     out.push(["ledger", `${s.ledger.rows} rows${s.ledger.bytes === null ? "" : `, ${s.ledger.bytes} bytes of storage`}${top ? `; most: ${top}` : ""}`]);
+    // What relays reported (authorities with relays' reports).
+    for (const r of s.ledger.relays ?? []) {
+      out.push([r.sub, `holds ${r.held} IDs, ${r.subGrants} sub-grants, abandoned ${r.abandoned} IDs; reports: ${r.kept} kept in ${r.batches} batches, ${r.dropped} lost; last ${r.lastAt}`]);
+    }
   }
   return out;
 }

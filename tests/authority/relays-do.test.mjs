@@ -172,6 +172,43 @@ test('64 generators through 4 relays: no ID twice, each inside a relay grant, re
   // Another count under the same id: refused, as the object would.
   const conflict = await grantOnce(token, ns, 'r1', 'replay1', 'r1', 18);
   assert.equal(conflict.body.error.code, 'request_conflict', conflict.text);
+
+  // Who got ID N (§3): the relays report their sub-grants in batches (at
+  // least every 2 s), and a lookup then names the generator, with the
+  // relay's grant that held it. Sampled: 40 ranges across the run.
+  const sample = got.filter((_, i) => i % Math.max(1, Math.floor(got.length / 40)) === 0).slice(0, 40);
+  const deadline = Date.now() + 15_000;
+  for (const g of sample) {
+    const id = g.start + (g.end - g.start) / 2n;
+    for (;;) {
+      const r = await a.req('GET', `/v1/namespaces/${ns}/lookup?id=${id}`, { token: admin });
+      assert.equal(r.status, 200, r.text);
+      conforms(doc, 'get', '/v1/namespaces/{ns}/lookup', r);
+      assert.equal(r.body.relay?.sub, `relay@${g.region}`, r.text);
+      if (r.body.relay.reported) {
+        assert.deepEqual([r.body.sub, r.body.requestId, r.body.start, r.body.end], [g.sub, g.id, String(g.start), String(g.end)], r.text);
+        break;
+      }
+      assert.ok(Date.now() < deadline, `ID ${id} (${g.sub} ${g.id}) still names the relay after 15 s: ${r.text}`);
+      await sleep(250);
+    }
+  }
+  // Every sub-grant answered (and the replayer's) is reported once.
+  let reported;
+  let kept;
+  for (;;) {
+    const r = await a.req('GET', `/v1/namespaces/${ns}`, { token: admin });
+    conforms(doc, 'get', '/v1/namespaces/{ns}', r);
+    reported = r.body.ledger.relays;
+    kept = reported.reduce((s, x) => s + x.kept, 0);
+    if (kept >= got.length + 1) break;
+    assert.ok(Date.now() < deadline, `reports kept ${kept} of ${got.length + 1} sub-grants: ${r.text}`);
+    await sleep(250);
+  }
+  assert.deepEqual(reported.map((r) => r.sub).sort(), REGIONS.map((r) => `relay@${r}`));
+  assert.equal(kept, got.length + 1, 'no sub-grant kept twice');
+  const batches = reported.reduce((s, r) => s + r.batches, 0);
+  console.log(`# ${sample.length} sampled lookups name their generator; reports: ${kept} sub-grants kept in ${batches} batches`);
 });
 
 test('a freeze while relays hold ranges: once acknowledged, no relay hands out anything', async () => {

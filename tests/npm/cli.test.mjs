@@ -579,6 +579,36 @@ describe("the authority commands", () => {
     assert.match(byReader.stderr, /forbidden/);
   });
 
+  test("through a relay: lookup names the generator once reported, and the relay; ns show lists the relay", async () => {
+    const ns = uniqueNs("cli-relay");
+    assert.equal((await api(["ns", "create", ns])).code, 0);
+    const on = await authority.req("POST", `/v1/namespaces/${ns}/relays`, { token: admin, body: { relays: "on", reason: "cli test" } });
+    assert.equal(on.status, 200, on.text);
+    const gen = await mint(["--role", "generator", "--ns", ns, "--sub", "svc-relayed"]);
+    const grant = (id) => authority.req("POST", "/v1/ranges?region=r7", { token: gen, body: { namespace: ns, incarnation: "cli-relay-1", requestId: id, count: 10 } });
+    // The first teaches the front that relays are on; the second goes
+    // through the relay of region r7.
+    assert.equal((await grant("r1")).status, 200);
+    const g = await grant("r2");
+    assert.equal(g.status, 200, g.text);
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const look = await api(["lookup", ns, g.body.start], reader);
+      assert.equal(look.code, 0, look.stderr);
+      assert.match(look.stdout, /^relay\s+relay@r7: \[\d+, \d+\) under [0-9a-f]{32}; /m);
+      if (/; reported/.test(look.stdout)) {
+        assert.match(look.stdout, /sub\s+svc-relayed/);
+        assert.match(look.stdout, new RegExp(`range\\s+\\[${g.body.start}, ${g.body.end}\\) \\(10 IDs\\)`));
+        break;
+      }
+      assert.match(look.stdout, /not reported \(yet\)/);
+      assert.ok(Date.now() < deadline, look.stdout);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const show = await api(["ns", "show", ns], reader);
+    assert.match(show.stdout, /^relay@r7\s+holds \d+ IDs, 1 sub-grants, abandoned 0 IDs; reports: 1 kept in 1 batches, 0 lost; last /m);
+  });
+
   test("status: health, the token, every namespace across pages with exact capacity", async () => {
     const big = uniqueNs("cli-status");
     assert.equal((await api(["ns", "create", big, "--first", "9007199254740990", "--max", "18446744073709551615"])).code, 0);

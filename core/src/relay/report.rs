@@ -10,6 +10,7 @@ use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 use crate::authority::Owner;
+use crate::ledger::Span;
 use crate::names::Incarnation;
 use crate::protocol::Grant;
 
@@ -24,6 +25,24 @@ pub struct SubGrant {
     pub grant: Grant,
     /// The relay incarnation that held the range.
     pub relay: Incarnation,
+}
+
+impl SubGrant {
+    /// Whether this sub-grant can have come from `root`, a span of the
+    /// namespace object's ledger: `root` was granted to relay `relay_owner`
+    /// under this sub-grant's relay incarnation, and one of its grants
+    /// holds the whole sub-range. The namespace object keeps a report only
+    /// then, so a report can never name a range the relay did not hold.
+    pub fn lies_in(&self, root: &Span, relay_owner: &Owner) -> bool {
+        if root.owner() != relay_owner || root.incarnation() != &self.relay {
+            return false;
+        }
+        let range = self.grant.range;
+        match root.index_holding(range.start()) {
+            Some(i) => root.range(i).is_some_and(|r| range.end() <= r.end()),
+            None => false,
+        }
+    }
 }
 
 /// A batch of sub-grants to send to the namespace object in one request.

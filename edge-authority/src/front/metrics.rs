@@ -350,6 +350,7 @@ mod tests {
             rows: 12,
             bytes: Some(65_536),
             top_subs: Vec::new(),
+            relays: Vec::new(),
         };
         let parts = (counted, Limits::DEFAULT, ledger);
         let orders = serde_json::to_string(&summarize(&row, &[], parts, 1_000)).unwrap();
@@ -411,6 +412,7 @@ mod tests {
             rows: 1,
             bytes: Some(1),
             top_subs: Vec::new(),
+            relays: Vec::new(),
         };
         let parts = (Refusals::default(), Limits::DEFAULT, ledger);
         let text = serde_json::to_string(&summarize(&row, &minutes, parts, 30_000)).unwrap();

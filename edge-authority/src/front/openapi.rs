@@ -204,6 +204,11 @@ fn schemas() -> Value {
     let mut lookup_props = grant_entry_props.clone();
     lookup_props["namespace"] = name.clone();
     lookup_props["id"] = dec("the ID looked up");
+    let mut relay_props = grant_entry_props.clone();
+    relay_props["reported"] = json!({"type": "boolean",
+        "description": "whether the relay's report of this sub-grant was kept: then the lookup names the generator, else the relay"});
+    relay_props["reportedAt"] =
+        json!({"type": "string", "format": "date-time", "description": "when the report was kept"});
     let entry = [
         "start",
         "end",
@@ -234,9 +239,25 @@ fn schemas() -> Value {
                     "properties": {"rows": count0(), "bytes": {"type": ["integer", "null"], "minimum": 0},
                         "topSubs": {"type": "array", "maxItems": 3, "items": {"type": "object",
                             "required": ["sub", "rows"], "additionalProperties": false,
-                            "properties": {"sub": {"type": ["string", "null"]}, "rows": count0()}}}}});
+                            "properties": {"sub": {"type": ["string", "null"]}, "rows": count0()}}},
+                        "relays": {"type": "array", "maxItems": crate::object::reports::RELAYS_SHOWN,
+                            "description": "what relays reported of their sub-grants (docs/relays.md §6), the latest first; absent from authorities before reports",
+                            "items": {"type": "object", "additionalProperties": false,
+                                "required": ["sub", "batches", "kept", "dropped", "lastAt", "incarnation", "held", "abandoned", "subGrants"],
+                                "properties": {"sub": {"type": "string", "description": "relay@REGION"},
+                                    "batches": count0(), "kept": count0(),
+                                    "dropped": {"type": "integer", "minimum": 0, "description": "sub-grants whose report was lost: the relay's backlog was full, or the ledger had no room for reports"},
+                                    "lastAt": time,
+                                    "incarnation": token,
+                                    "held": dec("IDs the relay held at its latest report"),
+                                    "abandoned": dec("IDs the relay's instance had abandoned by its latest report (expired, revoked, late); a restart's loss is not counted here"),
+                                    "subGrants": {"type": "integer", "minimum": 0, "description": "sub-grants the relay's instance had handed out by its latest report"}}}}}});
     let entry_required = json!(entry);
     let lookup_required: Vec<&str> = entry.iter().chain(&["namespace", "id"]).copied().collect();
+    let relay_required: Vec<&str> = entry.iter().chain(&["reported"]).copied().collect();
+    lookup_props["relay"] = json!({"type": "object", "additionalProperties": false,
+        "required": relay_required, "properties": relay_props,
+        "description": "present for an ID a relay handed out (docs/relays.md §6): the relay's own grant that held it. The lookup's other fields name the generator once the relay's report was kept, else they repeat the relay's grant"});
     json!({
         "Error": {"type": "object", "required": ["error"], "additionalProperties": false,
             "properties": {"error": {"type": "object", "required": ["code", "message"], "additionalProperties": false,
@@ -595,6 +616,7 @@ mod tests {
             rows: 0,
             bytes: None,
             top_subs: Vec::new(),
+            relays: Vec::new(),
         };
         let parts = (Default::default(), Limits::DEFAULT, ledger);
         let v =

@@ -10,7 +10,7 @@ use serde_json::{json, Value as Json};
 use rangeid_core::ledger::Span;
 
 use super::spans::{self, SPAN_COLUMNS};
-use super::{load, unavailable};
+use super::{load, relay, reports, unavailable};
 use crate::object::store::{self, int, opt_int, opt_text, text, Sql, StoreError, Value};
 use crate::shared::response::{ApiError, HttpReply};
 use crate::shared::summary::{rfc3339, MINUTE_MS};
@@ -176,7 +176,35 @@ pub fn lookup(sql: &impl Sql, ns: &Namespace, id: u64) -> Result<HttpReply, ApiE
             format!("no retained grant of {ns:?} contains {id}"),
         ));
     };
-    let mut body = grant_json(*ns, &span, i).map_err(unavailable)?;
+    let root = grant_json(*ns, &span, i).map_err(unavailable)?;
+    // A relay's grant: the generator its report names, else the relay.
+    let mut body = if relay::reserved_owner(span.owner().as_str()) {
+        let mut via = root.clone();
+        match reports::holding(sql, *ns, &span, id).map_err(unavailable)? {
+            Some(h) => {
+                via["reported"] = json!(true);
+                via["reportedAt"] = json!(rfc3339(h.reported_at));
+                json!({
+                    "start": DecU64(h.grant.range.start()),
+                    "end": DecBound(h.grant.range.end()),
+                    "count": h.grant.range.count(),
+                    "incarnation": h.grant.incarnation,
+                    "requestId": h.grant.request_id,
+                    "sub": h.sub,
+                    "at": root["at"],
+                    "relay": via,
+                })
+            }
+            None => {
+                via["reported"] = json!(false);
+                let mut body = root;
+                body["relay"] = via;
+                body
+            }
+        }
+    } else {
+        root
+    };
     body["namespace"] = json!(ns);
     body["id"] = json!(DecU64(id));
     Ok(HttpReply::json(200, &body))
@@ -270,7 +298,8 @@ pub fn rates(
 
 /// Deletes spans whose last grant was committed before
 /// `now - retention_ms` (at most [`spans::PRUNE_BATCH`] at a time, keeping
-/// the row counts exact) and minute buckets older than a day. Returns when
+/// the row counts exact), relays' reports kept before then, and minute
+/// buckets older than a day. Returns when
 /// the next pruning is due (the oldest remaining span's last commit plus
 /// `retention_ms`, or a second from now while more are due), or `None`
 /// with no grant left.
@@ -281,6 +310,7 @@ pub fn rates(
 /// every grant is kept at least that long, and at most a minute longer.
 pub fn prune(sql: &impl Sql, now: i64, retention_ms: i64) -> Result<Option<i64>, StoreError> {
     spans::prune(sql, now - retention_ms, now)?;
+    let oldest_report = reports::prune(sql, now - retention_ms)?;
     sql.exec(
         "DELETE FROM minutes WHERE minute < ?",
         &[Value::Int((now - RATES_KEPT_MS).div_euclid(MINUTE_MS))],
@@ -289,6 +319,10 @@ pub fn prune(sql: &impl Sql, now: i64, retention_ms: i64) -> Result<Option<i64>,
     let oldest = match rows.first() {
         Some(r) => opt_int(r, 0)?,
         None => None,
+    };
+    let oldest = match (oldest, oldest_report) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     };
     Ok(oldest.map(|at| (at + retention_ms).max(now + 1_000)))
 }

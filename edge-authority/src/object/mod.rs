@@ -22,6 +22,7 @@
 //! - [`transfer`]: moving a namespace to another authority: the export
 //!   (frozen in the same commit) and the import.
 //! - [`ledger`]: retained grants, lookups, the audit log, rates, pruning.
+//! - [`reports`]: relays' reports of their sub-grants, kept in the ledger.
 //! - [`spans`]: the ledger's rows (spans of grants), each caller's usage,
 //!   the limits: what a grant decision reads and writes.
 //! - [`witness`]: the fence object: one mark that only rises.
@@ -54,6 +55,7 @@ pub mod raise;
 pub mod registry;
 pub mod relay;
 pub mod relays;
+pub mod reports;
 pub mod schedule;
 pub mod serve;
 pub mod spans;
@@ -189,6 +191,18 @@ pub enum ObjectRequest {
         /// The token's `sub`.
         actor: String,
     },
+    /// A relay object's report of its sub-grants, for the ledger
+    /// ([`reports::keep`]). Only the Worker's own relay objects send it.
+    Report {
+        /// The namespace.
+        namespace: Namespace,
+        /// The relay's region.
+        region: crate::api::Region,
+        /// The sub-grants, oldest first.
+        grants: Vec<reports::Reported>,
+        /// The relay's view of itself.
+        relay: reports::RelayView,
+    },
     /// List audit entries, newest first.
     Audit {
         /// The namespace.
@@ -233,6 +247,7 @@ impl ObjectRequest {
             | ObjectRequest::Grants { .. }
             | ObjectRequest::Lookup { .. }
             | ObjectRequest::Rates { .. }
+            | ObjectRequest::Report { .. }
             | ObjectRequest::Audit { .. } => false,
         }
     }
@@ -269,6 +284,7 @@ impl ObjectRequest {
             | ObjectRequest::Import { namespace, .. }
             | ObjectRequest::SetLimits { namespace, .. }
             | ObjectRequest::SetRelays { namespace, .. }
+            | ObjectRequest::Report { namespace, .. }
             | ObjectRequest::Audit { namespace, .. } => namespace,
         }
     }
@@ -371,6 +387,7 @@ pub(crate) fn summary_of(
         rows,
         bytes: sql.size_bytes(),
         top_subs,
+        relays: reports::by_relay(sql).map_err(unavailable)?,
     };
     let mut summary = summarize(row, &minutes, (refusals, limits, ledger), now);
     summary.relays = relays::stored(sql).map_err(unavailable)?.setting();
@@ -459,6 +476,12 @@ pub fn handle(sql: &impl Sql, request: &ObjectRequest, waiting: u64, now: i64) -
             reason,
             actor,
         } => admin::set_relays(sql, namespace, *relays, reason, actor, now),
+        ObjectRequest::Report {
+            namespace,
+            region,
+            grants,
+            relay,
+        } => reports::keep(sql, namespace, region, grants, relay, now),
         ObjectRequest::Audit {
             namespace,
             limit,

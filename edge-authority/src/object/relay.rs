@@ -28,7 +28,7 @@
 //!   only when the namespace object last said its relays are on.
 
 use rangeid_core::authority::Owner;
-use rangeid_core::relay::{Answer, Relay, RelayConfig, RelayTerms};
+use rangeid_core::relay::{Answer, Relay, RelayConfig, RelayTerms, ReportBatch};
 use rangeid_core::reply::Reply;
 use rangeid_core::time::Instant;
 use rangeid_core::wire::{ErrorReply, HttpAnswer};
@@ -36,6 +36,7 @@ use rangeid_core::{Action, ErrorCode, GrantRequest, Namespace, Ticket};
 use serde::{Deserialize, Serialize};
 
 use crate::api::Region;
+use crate::object::reports::{RelayView, Reported};
 use crate::object::ObjectRequest;
 use crate::shared::response::HttpReply;
 
@@ -111,6 +112,22 @@ pub fn root_request(request: GrantRequest, region: &Region) -> ObjectRequest {
     }
 }
 
+/// The request to the namespace object for one batch of reports, with the
+/// relay's view of itself.
+pub fn report_request(
+    namespace: Namespace,
+    region: &Region,
+    batch: &ReportBatch,
+    relay: &Relay,
+) -> ObjectRequest {
+    ObjectRequest::Report {
+        namespace,
+        region: region.clone(),
+        grants: batch.grants.iter().map(Reported::from_sub_grant).collect(),
+        relay: RelayView::of(relay),
+    }
+}
+
 /// A generator's answer, as the namespace object would send it; with
 /// [`ROUTE_HEADER`] when the relay is stopped for good.
 pub fn answer_reply(answer: &Answer, stopped: bool) -> HttpReply {
@@ -139,9 +156,15 @@ pub enum Step {
         /// What to send.
         request: Box<ObjectRequest>,
     },
-    /// A batch of sub-grants for the namespace object's ledger (reports
-    /// are best effort: docs/relays.md §6).
-    Report(rangeid_core::relay::ReportBatch),
+    /// Send `request`, a batch of sub-grants for the namespace object's
+    /// ledger (reports are best effort: docs/relays.md §6); hand `batch`
+    /// back to [`RelayRun::report_failed`] if it was not delivered.
+    Report {
+        /// The batch, to put back on failure.
+        batch: ReportBatch,
+        /// What to send ([`report_request`]).
+        request: Box<ObjectRequest>,
+    },
     /// Answer the generator request known as `handle`.
     Answer {
         /// The driver's handle.
@@ -156,6 +179,7 @@ pub enum Step {
 #[derive(Debug)]
 pub struct RelayRun {
     relay: Relay,
+    namespace: Namespace,
     region: Region,
     last: u64,
 }
@@ -181,6 +205,7 @@ impl RelayRun {
         .map_err(|e| e.to_string())?;
         Ok(RelayRun {
             relay,
+            namespace,
             region,
             last: at,
         })
@@ -235,6 +260,13 @@ impl RelayRun {
         self.relay.handle_root_reply(ticket, &reply, now);
     }
 
+    /// A report batch the namespace object did not answer `200`: it is
+    /// sent again later, within the relay's bounded backlog.
+    pub fn report_failed(&mut self, batch: ReportBatch, now: i64) {
+        let now = self.instant(now);
+        self.relay.report_failed(batch, now);
+    }
+
     /// A revocation naming `incarnations`: the one closed, if any.
     pub fn revoke(
         &mut self,
@@ -263,7 +295,13 @@ impl RelayRun {
             // comes, is handed back and the Lease ignores it.
         }
         while let Some(batch) = self.relay.poll_report(now) {
-            steps.push(Step::Report(batch));
+            let request = Box::new(report_request(
+                self.namespace,
+                &self.region,
+                &batch,
+                &self.relay,
+            ));
+            steps.push(Step::Report { batch, request });
         }
         let stopped = self.relay.stopped();
         while let Some((handle, answer)) = self.relay.poll_answer() {

@@ -215,6 +215,53 @@ pub fn write(sql: &impl Sql, view: &LedgerView, record: &Record) -> Result<(), S
     Ok(())
 }
 
+/// The rows `sub` holds (0 for a caller never seen).
+pub fn rows_of(sql: &impl Sql, sub: &str) -> Result<u64, StoreError> {
+    let rows = sql.exec("SELECT rows FROM subs WHERE sub = ?", &[sub.into()])?;
+    Ok(match rows.first() {
+        Some(r) => u64::try_from(int(r, 0)?).unwrap_or(0),
+        None => 0,
+    })
+}
+
+/// Counts `n` more rows, not spans of grants (a relay's reports), for
+/// `sub` and the ledger. Run it in the transaction that adds them.
+pub fn add_rows(sql: &impl Sql, sub: &str, n: u64, now: i64) -> Result<(), StoreError> {
+    if n == 0 {
+        return Ok(());
+    }
+    // A caller first seen here gets a full bucket: the level measured
+    // long enough ago to have refilled.
+    sql.exec(
+        "INSERT INTO subs (sub, rows, level, at) VALUES (?, ?, 0, ?) \
+         ON CONFLICT (sub) DO UPDATE SET rows = rows + excluded.rows",
+        &[
+            sub.into(),
+            small(n)?,
+            Value::Int(now.saturating_sub(BUCKET_FORGOTTEN_MS)),
+        ],
+    )?;
+    sql.exec(
+        "UPDATE budget SET rows = rows + ? WHERE id = 1",
+        &[small(n)?],
+    )?;
+    Ok(())
+}
+
+/// Takes `n` rows added with [`add_rows`] off `sub`'s and the ledger's
+/// counts. Run it in the transaction that deletes them.
+pub fn remove_rows(sql: &impl Sql, sub: &str, n: u64) -> Result<(), StoreError> {
+    sql.exec(
+        "UPDATE subs SET rows = MAX(rows - ?, 0) WHERE sub = ?",
+        &[small(n)?, sub.into()],
+    )?;
+    sql.exec(
+        "UPDATE budget SET rows = MAX(rows - ?, 0) WHERE id = 1",
+        &[small(n)?],
+    )?;
+    Ok(())
+}
+
 /// Stores `limits` (`None` fields: back to the default). Run it in the
 /// change's transaction with its audit entry.
 pub fn set_limits(

@@ -218,6 +218,34 @@ pub const NAMESPACE_MIGRATIONS: &[&[&str]] = &[
     // 6: the relay setting (docs/relays.md): NULL while relays were never
     // turned on, then 'on' or 'off' (see `object::relays`).
     &["ALTER TABLE namespace ADD COLUMN relays TEXT"],
+    // 7: relays' reports of their sub-grants (`object::reports`): one row
+    // per sub-grant, keyed by its start, and per relay what its reports
+    // brought and its latest view of itself.
+    &[
+        "CREATE TABLE reports (
+            start TEXT PRIMARY KEY,
+            end TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            incarnation TEXT NOT NULL,
+            request_id TEXT NOT NULL,
+            relay TEXT NOT NULL,
+            relay_incarnation TEXT NOT NULL,
+            at INTEGER NOT NULL
+        )",
+        "CREATE INDEX reports_by_at ON reports (at)",
+        "CREATE TABLE relay_reports (
+            relay TEXT PRIMARY KEY,
+            batches INTEGER NOT NULL,
+            kept INTEGER NOT NULL,
+            dropped INTEGER NOT NULL,
+            last_at INTEGER NOT NULL,
+            incarnation TEXT NOT NULL,
+            held TEXT NOT NULL,
+            abandoned TEXT NOT NULL,
+            sub_grants INTEGER NOT NULL,
+            relay_dropped INTEGER NOT NULL
+        )",
+    ],
 ];
 
 /// The registry object's schema, as migrations (see

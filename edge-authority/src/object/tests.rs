@@ -556,7 +556,15 @@ fn creation_is_idempotent_for_the_same_configuration() {
 /// Every row of the namespace object's tables, as a backup holds them.
 type Backup = Vec<(&'static str, Vec<Vec<Value>>)>;
 
-const TABLES: [&str; 5] = ["namespace", "grants", "subs", "budget", "minutes"];
+const TABLES: [&str; 7] = [
+    "namespace",
+    "grants",
+    "subs",
+    "budget",
+    "minutes",
+    "reports",
+    "relay_reports",
+];
 
 pub(super) fn snapshot(db: &MemSql) -> Backup {
     TABLES

@@ -122,6 +122,35 @@ pub struct LedgerJson {
     pub bytes: Option<u64>,
     /// The callers holding the most rows, most first (at most 3).
     pub top_subs: Vec<SubRows>,
+    /// What relays reported of their sub-grants, the latest reported
+    /// first (at most 16; docs/relays.md §6).
+    pub relays: Vec<RelayReports>,
+}
+
+/// What one relay's reports brought to the ledger.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RelayReports {
+    /// The relay's `sub` on the ledger: `relay@REGION`.
+    pub sub: String,
+    /// Batches received.
+    pub batches: u64,
+    /// Sub-grants kept.
+    pub kept: u64,
+    /// Sub-grants reported lost: dropped by the relay (its backlog was
+    /// full) or by the ledger (no room left for reports).
+    pub dropped: u64,
+    /// When the latest batch arrived.
+    pub last_at: String,
+    /// The relay's incarnation at its latest batch.
+    pub incarnation: String,
+    /// IDs it held then, ready to hand out.
+    pub held: DecU64,
+    /// IDs its instance had abandoned by then (expired, revoked, or
+    /// arrived too late; a restart's loss is not in it: docs/relays.md §6).
+    pub abandoned: DecU64,
+    /// Sub-grants its instance had handed out by then.
+    pub sub_grants: u64,
 }
 
 /// The summary of one namespace.
@@ -272,6 +301,7 @@ mod tests {
             rows: 0,
             bytes: None,
             top_subs: Vec::new(),
+            relays: Vec::new(),
         }
     }
 
@@ -344,7 +374,7 @@ mod tests {
         assert_eq!(v["refusals"]["rateLimited"], 0);
         assert_eq!(
             v["ledger"],
-            serde_json::json!({"rows": 0, "bytes": null, "topSubs": []})
+            serde_json::json!({"rows": 0, "bytes": null, "topSubs": [], "relays": []})
         );
     }
 

@@ -41,6 +41,10 @@ export const ledgerCommands = {
         ["requestId", g.requestId],
         ["sub", g.sub],
         ["at", g.at],
+        // An ID a relay handed out (authorities with relays): the relay's
+        // grant that held it, and whether its report named the generator.
+        ...(g.relay ? [["relay", `${g.relay.sub}: [${g.relay.start}, ${g.relay.end}) under ${g.relay.incarnation}; ${
+          g.relay.reported ? `reported ${g.relay.reportedAt ?? ""}`.trim() : "not reported (yet): the generator is not known"}`]] : []),
       ]));
     },
   },

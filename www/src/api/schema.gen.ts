@@ -1986,6 +1986,40 @@ export interface components {
             id: string;
             incarnation: string;
             namespace: string;
+            /** @description present for an ID a relay handed out (docs/relays.md §6): the relay's own grant that held it. The lookup's other fields name the generator once the relay's report was kept, else they repeat the relay's grant */
+            relay?: {
+                /**
+                 * Format: date-time
+                 * @description RFC 3339 UTC: when it was committed; for a grant kept in a span of several, when the span's first was (it was committed between at and span.lastAt)
+                 */
+                at: string;
+                count: number;
+                /** @description exclusive end */
+                end: string;
+                incarnation: string;
+                /** @description whether the relay's report of this sub-grant was kept: then the lookup names the generator, else the relay */
+                reported: boolean;
+                /**
+                 * Format: date-time
+                 * @description when the report was kept
+                 */
+                reportedAt?: string;
+                requestId: string;
+                /** @description present when the grant is kept in a span: consecutive grants of one sub and incarnation under numbered request ids, of one count, with contiguous ranges, committed within a minute; each derived exactly */
+                span?: {
+                    firstRequestId: string;
+                    grants: number;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC
+                     */
+                    lastAt: string;
+                };
+                /** @description first ID */
+                start: string;
+                /** @description the token subject that took it (null for grants stored before owners were kept) */
+                sub: string | null;
+            };
             requestId: string;
             /** @description present when the grant is kept in a span: consecutive grants of one sub and incarnation under numbered request ids, of one count, with contiguous ranges, committed within a minute; each derived exactly */
             span?: {
@@ -2100,6 +2134,27 @@ export interface components {
             /** @description the grant ledger: rows (spans of grants), the object's storage in bytes (null where the runtime does not say) and the subs holding the most rows */
             ledger: {
                 bytes: number | null;
+                /** @description what relays reported of their sub-grants (docs/relays.md §6), the latest first; absent from authorities before reports */
+                relays?: {
+                    /** @description IDs the relay's instance had abandoned by its latest report (expired, revoked, late); a restart's loss is not counted here */
+                    abandoned: string;
+                    batches: number;
+                    /** @description sub-grants whose report was lost: the relay's backlog was full, or the ledger had no room for reports */
+                    dropped: number;
+                    /** @description IDs the relay held at its latest report */
+                    held: string;
+                    incarnation: string;
+                    kept: number;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC
+                     */
+                    lastAt: string;
+                    /** @description relay@REGION */
+                    sub: string;
+                    /** @description sub-grants the relay's instance had handed out by its latest report */
+                    subGrants: number;
+                }[];
                 rows: number;
                 topSubs: {
                     rows: number;

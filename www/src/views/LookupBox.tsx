@@ -67,6 +67,15 @@ export function LookupBox({ summary }: { summary: Summary }) {
             <div class="figure"><dt>Request</dt><dd class="mono">{outcome.found.requestId}</dd></div>
             {outcome.found.sub !== undefined && <div class="figure"><dt>Who</dt><dd>{outcome.found.sub}</dd></div>}
             <div class="figure"><dt>When</dt><dd><Timestamp at={outcome.found.at} /></dd></div>
+            {outcome.found.relay && (
+              <div class="figure">
+                <dt>Through relay</dt>
+                <dd>
+                  {outcome.found.relay.sub}, range <span class="mono" title={`[${outcome.found.relay.start}, ${outcome.found.relay.end})`}>{idRange(outcome.found.relay.start, outcome.found.relay.end)}</span>
+                  {outcome.found.relay.reported ? "" : " (not reported yet: the generator is not known)"}
+                </dd>
+              </div>
+            )}
           </dl>
         )}
         {outcome && "none" in outcome && <p>{outcome.none}</p>}

@@ -12,6 +12,7 @@ import { GrantsTable } from "./GrantsTable";
 import { LookupBox } from "./LookupBox";
 import { RateCharts } from "./RateCharts";
 import { Refreshed } from "./Refreshed";
+import { RelaysTable } from "./RelaysTable";
 import { SummaryFigures } from "./SummaryFigures";
 
 const REFRESH_MS = 5000;
@@ -48,6 +49,7 @@ export function NamespacePage({ name }: { name: string }) {
       {s && (
         <>
           <SummaryFigures summary={s} />
+          <RelaysTable summary={s} />
           <RateCharts name={name} />
           <LookupBox summary={s} />
           <GrantsTable name={name} />

@@ -111,9 +111,32 @@ fn pump(inner: &Rc<Inner>) {
                     }
                 }
             }
-            // Reports to the namespace object's ledger are not sent yet
-            // (docs/relays.md §6): until then a lookup names the relay.
-            Step::Report(_) => {}
+            // Off the grant path: a batch not answered 200 goes back.
+            Step::Report { batch, request } => {
+                let task = Rc::clone(inner);
+                wasm_bindgen_futures::spawn_local(async move {
+                    let ns = *request.namespace();
+                    let delivered = match serde_json::to_string(&request) {
+                        Ok(payload) => {
+                            match call(&task.env, NAMESPACE_BINDING, ns.as_str(), payload).await {
+                                Ok(reply) => reply.status == 200,
+                                Err(e) => {
+                                    let source = format!("relay's reports to {ns}");
+                                    worker::console_warn!("{}", logline::unavailable(&source, &e));
+                                    false
+                                }
+                            }
+                        }
+                        Err(_) => false,
+                    };
+                    if !delivered {
+                        if let Some(run) = task.run.borrow_mut().as_mut() {
+                            run.report_failed(batch, now_ms());
+                        }
+                    }
+                    pump(&task);
+                });
+            }
         }
     }
     schedule(inner);

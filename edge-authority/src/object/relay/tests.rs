@@ -115,7 +115,13 @@ impl World {
                         self.relay.root_reply(ticket, Some(&reply), now);
                     }
                     Step::Answer { handle, reply } => answers.push((handle, reply)),
-                    Step::Report(_) => {}
+                    // Reports reach the object as the driver sends them.
+                    Step::Report { batch, request } => {
+                        let reply = serve(&mut self.desk, &self.db, &request, now);
+                        if reply.status != 200 {
+                            self.relay.report_failed(batch, now);
+                        }
+                    }
                 }
             }
         }
@@ -215,6 +221,30 @@ fn generators_get_disjoint_sub_ranges_of_what_the_object_granted_the_relay() {
             roots.iter().any(|(rs, re)| rs <= s && e <= re),
             "{s}..{e} outside {roots:?}"
         );
+    }
+    // Before the report is due, a lookup names the relay; once the relay
+    // reported (its interval passed), the generator.
+    let look = |w: &World, id: u64| {
+        crate::object::tests::call(
+            &w.db,
+            ObjectRequest::Lookup {
+                namespace: ns("orders"),
+                id: rangeid_core::wire::DecU64(id),
+            },
+        )
+        .1
+    };
+    let (s0, _) = got[7];
+    assert_eq!(look(&w, s0)["relay"]["reported"], false);
+    w.pump(T0 + 60_000);
+    for (g, (s, e)) in got.iter().enumerate() {
+        let v = look(&w, *s + (e - s) / 2);
+        assert_eq!(v["relay"]["reported"], true, "{v}");
+        assert_eq!(v["relay"]["sub"], "relay@weur");
+        // Sorted by start, as the generators asked in order.
+        assert_eq!(v["sub"], format!("svc-{g}"), "{v}");
+        assert_eq!(v["incarnation"], format!("gen{g}"));
+        assert_eq!(v["requestId"], "r1");
     }
 }
 
@@ -382,7 +412,7 @@ fn a_relay_that_cannot_reach_the_object_answers_unavailable_after_its_park_time_
             match step {
                 Step::Send { ticket, .. } => w.relay.root_reply(ticket, None, now),
                 Step::Answer { handle, reply } => answered = Some((handle, reply, now)),
-                Step::Report(_) => {}
+                Step::Report { .. } => {}
             }
         }
         now = w.relay.next_deadline().unwrap_or(now + 1).max(now + 1);

@@ -1,0 +1,346 @@
+//! Relays' reports (docs/relays.md §6): the sub-grants a relay handed to
+//! generators, sent in batches off the grant path and kept in the
+//! namespace object's ledger, so that "who got ID N" names the generator.
+//!
+//! - [`keep`]: one batch in one transaction. A sub-grant is kept only when
+//!   it lies inside a retained grant of that relay's incarnation
+//!   ([`SubGrant::lies_in`]); one already kept is known (a batch sent
+//!   twice keeps nothing twice). Kept rows count in the ledger's budget
+//!   and the relay's own (`relay@REGION` in `subs`), and never take the
+//!   last quarter of either ([`rangeid_core::ledger::Limits::report_room`]): reports cannot
+//!   refuse a grant. Past that room a sub-grant is dropped and counted.
+//! - [`holding`]: the kept sub-grant holding an ID, for the lookup.
+//! - [`prune`]: reports go with the retention, as grants do.
+//! - [`by_relay`]: what each relay's reports brought, for the summary.
+//!
+//! Reports are not needed for uniqueness: every sub-range lies inside a
+//! grant the object committed to the relay before the relay handed it
+//! out. A report's sub-grant is not a grant of this object: a retry of it
+//! that reaches the object directly (its relay restarted, or relays were
+//! turned off) is a new request here, answered with a new range, and the
+//! generator's install-once makes the sub-range it never got a gap.
+
+use rangeid_core::authority::Owner;
+use rangeid_core::ledger::Span;
+use rangeid_core::relay::SubGrant;
+use rangeid_core::wire::{DecBound, DecU64};
+use rangeid_core::{Grant, Incarnation, Namespace, Range, RequestId};
+use serde::{Deserialize, Serialize};
+
+use super::spans::{self, SPAN_COLUMNS};
+use super::store::{int, opt_int, pad, text, unpad, unpad_u64, Sql, StoreError, Value};
+use super::{load, relay, unavailable};
+use crate::api::Region;
+use crate::shared::response::{ApiError, HttpReply};
+use crate::shared::summary::{rfc3339, RelayReports};
+
+/// At most this many relays are shown in a summary (those reported to
+/// most recently).
+pub const RELAYS_SHOWN: u32 = 16;
+
+/// Reports pruned at a time (see [`spans::PRUNE_BATCH`]).
+const PRUNE_BATCH: i64 = 20_000;
+
+/// One sub-grant as a relay sends it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reported {
+    /// The generator's token `sub`.
+    pub sub: String,
+    /// The generator's incarnation.
+    pub incarnation: Incarnation,
+    /// The generator's request.
+    pub request_id: RequestId,
+    /// The sub-range's first ID.
+    pub start: DecU64,
+    /// The sub-range's end (exclusive, up to 2^64).
+    pub end: DecBound,
+    /// The relay incarnation whose grant the sub-range came from.
+    pub relay: Incarnation,
+}
+
+impl Reported {
+    /// The wire form of core's sub-grant.
+    pub fn from_sub_grant(g: &SubGrant) -> Reported {
+        Reported {
+            sub: g.owner.as_str().to_owned(),
+            incarnation: g.grant.incarnation,
+            request_id: g.grant.request_id,
+            start: DecU64(g.grant.range.start()),
+            end: DecBound(g.grant.range.end()),
+            relay: g.relay,
+        }
+    }
+
+    /// Core's sub-grant in `ns`, or `None` when its range is empty or
+    /// inverted.
+    fn sub_grant(&self, ns: Namespace) -> Option<SubGrant> {
+        Some(SubGrant {
+            owner: Owner::new(&self.sub),
+            grant: Grant {
+                namespace: ns,
+                incarnation: self.incarnation,
+                request_id: self.request_id,
+                range: Range::new(self.start.0, self.end.0).ok()?,
+            },
+            relay: self.relay,
+        })
+    }
+}
+
+/// The relay's view of itself when it sent a batch, counted since its
+/// instance started (a restarted relay starts again from 0; what the
+/// restarted one held shows as its incarnation's grants with no report).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RelayView {
+    /// Its incarnation now.
+    pub incarnation: Incarnation,
+    /// IDs it holds, ready to hand out.
+    pub held: DecU64,
+    /// IDs it abandoned: expired, revoked, or arrived too late.
+    pub abandoned: DecU64,
+    /// Sub-grants it handed out.
+    pub sub_grants: u64,
+    /// Sub-grants it dropped from a full report backlog.
+    pub dropped: u64,
+}
+
+impl RelayView {
+    /// The view of core's relay.
+    pub fn of(relay: &rangeid_core::relay::Relay) -> RelayView {
+        let s = relay.stats();
+        RelayView {
+            incarnation: *relay.incarnation(),
+            held: DecU64(s.held),
+            abandoned: DecU64(s.abandoned),
+            sub_grants: s.sub_grants,
+            dropped: s.reports_dropped,
+        }
+    }
+}
+
+/// What a batch came to, as the object answers the relay.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Kept {
+    /// Sub-grants kept now.
+    pub kept: u64,
+    /// Sub-grants kept before (a batch sent again).
+    pub known: u64,
+    /// Sub-grants that lie in no retained grant of the relay's
+    /// incarnation (its grant was pruned, or the report is wrong).
+    pub unmatched: u64,
+    /// Sub-grants not kept for lack of room in the budgets.
+    pub dropped: u64,
+}
+
+/// The retained grant of the ledger holding `id`, if any.
+fn span_holding(sql: &impl Sql, id: u64) -> Result<Option<Span>, StoreError> {
+    let rows = sql.exec(
+        &format!("SELECT {SPAN_COLUMNS} FROM grants WHERE start <= ? ORDER BY start DESC LIMIT 1"),
+        &[pad(id.into()).into()],
+    )?;
+    let span = rows.first().map(|r| spans::decode(r)).transpose()?;
+    Ok(span.filter(|s| s.index_holding(id).is_some()))
+}
+
+/// Keeps relay `region`'s batch of sub-grants, and its view of itself, at
+/// `now`, in one transaction: see the module documentation.
+pub fn keep(
+    sql: &impl Sql,
+    ns: &Namespace,
+    region: &Region,
+    grants: &[Reported],
+    view: &RelayView,
+    now: i64,
+) -> Result<HttpReply, ApiError> {
+    load(sql, ns)?;
+    let relay_owner = Owner::new(&relay::relay_owner(region));
+    let mut result = Kept::default();
+    sql.atomically(&mut || {
+        result = Kept::default();
+        let mut matched = Vec::new();
+        for r in grants {
+            let ok = match r.sub_grant(*ns) {
+                Some(g) => span_holding(sql, g.grant.range.start())?
+                    .is_some_and(|root| g.lies_in(&root, &relay_owner)),
+                None => false,
+            };
+            if ok {
+                matched.push(r);
+            } else {
+                result.unmatched += 1;
+            }
+        }
+        let (rows, limits) = spans::budget(sql)?;
+        let relay_rows = spans::rows_of(sql, relay_owner.as_str())?;
+        let room = limits.report_room(rows, relay_rows, matched.len() as u64);
+        for (i, r) in matched.iter().enumerate() {
+            if i as u64 >= room {
+                result.dropped += 1;
+                continue;
+            }
+            let inserted = sql.exec(
+                "INSERT INTO reports (start, end, owner, incarnation, request_id, relay, \
+                 relay_incarnation, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) \
+                 ON CONFLICT (start) DO NOTHING RETURNING start",
+                &[
+                    pad(r.start.0.into()).into(),
+                    pad(r.end.0).into(),
+                    r.sub.as_str().into(),
+                    r.incarnation.as_str().into(),
+                    r.request_id.as_str().into(),
+                    relay_owner.as_str().into(),
+                    r.relay.as_str().into(),
+                    Value::Int(now),
+                ],
+            )?;
+            if inserted.is_empty() {
+                result.known += 1;
+            } else {
+                result.kept += 1;
+            }
+        }
+        spans::add_rows(sql, relay_owner.as_str(), result.kept, now)?;
+        sql.exec(
+            "INSERT INTO relay_reports (relay, batches, kept, dropped, last_at, incarnation, \
+             held, abandoned, sub_grants, relay_dropped) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?) \
+             ON CONFLICT (relay) DO UPDATE SET batches = batches + 1, \
+             kept = kept + excluded.kept, dropped = dropped + excluded.dropped, \
+             last_at = excluded.last_at, incarnation = excluded.incarnation, \
+             held = excluded.held, abandoned = excluded.abandoned, \
+             sub_grants = excluded.sub_grants, relay_dropped = excluded.relay_dropped",
+            &[
+                relay_owner.as_str().into(),
+                count(result.kept)?,
+                count(result.dropped)?,
+                Value::Int(now),
+                view.incarnation.as_str().into(),
+                pad(view.held.0.into()).into(),
+                pad(view.abandoned.0.into()).into(),
+                count(view.sub_grants)?,
+                count(view.dropped)?,
+            ],
+        )?;
+        Ok(())
+    })
+    .map_err(unavailable)?;
+    Ok(HttpReply::json(200, &result))
+}
+
+/// A kept sub-grant: what the generator got, and when it was reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holding {
+    /// The generator's grant.
+    pub grant: Grant,
+    /// The generator's `sub`.
+    pub sub: String,
+    /// When the report was kept (ms).
+    pub reported_at: i64,
+}
+
+/// The kept sub-grant holding `id` that came from `root` (a relay's
+/// retained grant), if reported.
+pub fn holding(
+    sql: &impl Sql,
+    ns: Namespace,
+    root: &Span,
+    id: u64,
+) -> Result<Option<Holding>, StoreError> {
+    let rows = sql.exec(
+        "SELECT start, end, owner, incarnation, request_id, relay, relay_incarnation, at \
+         FROM reports WHERE start <= ? ORDER BY start DESC LIMIT 1",
+        &[pad(id.into()).into()],
+    )?;
+    let Some(r) = rows.first() else {
+        return Ok(None);
+    };
+    let bad = |e: rangeid_core::names::NameError| StoreError(format!("stored report: {e}"));
+    let range = Range::new(unpad_u64(text(r, 0)?)?, unpad(text(r, 1)?)?)
+        .map_err(|e| StoreError(format!("stored report: {e}")))?;
+    let sub = SubGrant {
+        owner: Owner::new(text(r, 2)?),
+        grant: Grant {
+            namespace: ns,
+            incarnation: Incarnation::new(text(r, 3)?).map_err(bad)?,
+            request_id: RequestId::new(text(r, 4)?).map_err(bad)?,
+            range,
+        },
+        relay: Incarnation::new(text(r, 6)?).map_err(bad)?,
+    };
+    if !range.contains(id) || !sub.lies_in(root, &Owner::new(text(r, 5)?)) {
+        return Ok(None);
+    }
+    Ok(Some(Holding {
+        grant: sub.grant,
+        sub: sub.owner.as_str().to_owned(),
+        reported_at: int(r, 7)?,
+    }))
+}
+
+/// Deletes at most [`PRUNE_BATCH`] reports kept before `cutoff`, taking
+/// them off their relays' and the ledger's row counts in the same
+/// transaction. Returns when the oldest left was kept, if any.
+pub fn prune(sql: &impl Sql, cutoff: i64) -> Result<Option<i64>, StoreError> {
+    sql.atomically(&mut || {
+        const BATCH: &str = "SELECT rowid FROM reports WHERE at < ? ORDER BY at, rowid LIMIT ?";
+        let params = [Value::Int(cutoff), Value::Int(PRUNE_BATCH)];
+        let by_relay = sql.exec(
+            &format!("SELECT relay, COUNT(*) FROM reports WHERE rowid IN ({BATCH}) GROUP BY relay"),
+            &params,
+        )?;
+        for r in &by_relay {
+            let n = u64::try_from(int(r, 1)?).unwrap_or(0);
+            spans::remove_rows(sql, text(r, 0)?, n)?;
+        }
+        if !by_relay.is_empty() {
+            sql.exec(
+                &format!("DELETE FROM reports WHERE rowid IN ({BATCH})"),
+                &params,
+            )?;
+        }
+        Ok(())
+    })?;
+    let rows = sql.exec("SELECT MIN(at) FROM reports", &[])?;
+    Ok(match rows.first() {
+        Some(r) => opt_int(r, 0)?,
+        None => None,
+    })
+}
+
+/// What each relay's reports brought, those reported to most recently
+/// first (at most [`RELAYS_SHOWN`]).
+pub fn by_relay(sql: &impl Sql) -> Result<Vec<RelayReports>, StoreError> {
+    sql.exec(
+        "SELECT relay, batches, kept, dropped, last_at, incarnation, held, abandoned, \
+         sub_grants, relay_dropped FROM relay_reports ORDER BY last_at DESC, relay LIMIT ?",
+        &[Value::Int(RELAYS_SHOWN.into())],
+    )?
+    .iter()
+    .map(|r| {
+        let n = |i| -> Result<u64, StoreError> { Ok(u64::try_from(int(r, i)?).unwrap_or(0)) };
+        Ok(RelayReports {
+            sub: text(r, 0)?.to_owned(),
+            batches: n(1)?,
+            kept: n(2)?,
+            dropped: n(3)?.saturating_add(n(9)?),
+            last_at: rfc3339(int(r, 4)?),
+            incarnation: text(r, 5)?.to_owned(),
+            held: DecU64(unpad_u64(text(r, 6)?)?),
+            abandoned: DecU64(unpad_u64(text(r, 7)?)?),
+            sub_grants: n(8)?,
+        })
+    })
+    .collect()
+}
+
+fn count(v: u64) -> Result<Value, StoreError> {
+    i64::try_from(v)
+        .ok()
+        .filter(|v| *v < 1 << 53)
+        .map(Value::Int)
+        .ok_or_else(|| StoreError(format!("{v} is too large to store as an integer")))
+}
+
+#[cfg(test)]
+mod tests;

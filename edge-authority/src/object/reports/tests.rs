@@ -1,0 +1,262 @@
+//! Relays' reports on the namespace object, with an in-memory SQLite.
+
+use super::*;
+use crate::api::{LimitsChange, RelaysSetting, Setting};
+use crate::object::prune;
+use crate::object::relay::root_request;
+use crate::object::store::mem::MemSql;
+use crate::object::tests::{body, call, create_req, db, grant_as, ns, range_of, run, T0};
+use crate::object::ObjectRequest;
+use rangeid_core::GrantRequest;
+use serde_json::Value as Json;
+
+const RELAY: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+fn region(r: &str) -> Region {
+    Region::new(r).unwrap()
+}
+
+/// A namespace `n` with relays on, and the relay of `eu` granted `count`
+/// IDs under incarnation [`RELAY`]: its range.
+fn with_relay_grant(count: u64) -> (MemSql, (u128, u128)) {
+    let db = db();
+    call(&db, create_req("n", 1, 1 << 40, 100_000));
+    let (s, _) = call(
+        &db,
+        ObjectRequest::SetRelays {
+            namespace: ns("n"),
+            relays: RelaysSetting::On,
+            reason: "edge".into(),
+            actor: "ops".into(),
+        },
+    );
+    assert_eq!(s, 200);
+    let request = GrantRequest {
+        namespace: ns("n"),
+        incarnation: Incarnation::new(RELAY).unwrap(),
+        request_id: RequestId::new("r1").unwrap(),
+        count,
+    };
+    let (s, g) = call(&db, root_request(request, &region("eu")));
+    assert_eq!(s, 200, "{g}");
+    (db, range_of(&g))
+}
+
+fn sub(who: &str, inc: &str, start: u128, end: u128, relay: &str) -> Reported {
+    Reported {
+        sub: who.into(),
+        incarnation: Incarnation::new(inc).unwrap(),
+        request_id: RequestId::new("r1").unwrap(),
+        start: DecU64(start as u64),
+        end: DecBound(end),
+        relay: Incarnation::new(relay).unwrap(),
+    }
+}
+
+fn view() -> RelayView {
+    RelayView {
+        incarnation: Incarnation::new(RELAY).unwrap(),
+        held: DecU64(900),
+        abandoned: DecU64(7),
+        sub_grants: 2,
+        dropped: 1,
+    }
+}
+
+fn report(db: &MemSql, r: &str, grants: Vec<Reported>, now: i64) -> (u16, Json) {
+    let request = ObjectRequest::Report {
+        namespace: ns("n"),
+        region: region(r),
+        grants,
+        relay: view(),
+    };
+    let wire = serde_json::to_string(&request).unwrap();
+    let back: ObjectRequest = serde_json::from_str(&wire).unwrap();
+    assert_eq!(back, request);
+    let o = run(db, &back, now);
+    (o.reply.status, body(&o))
+}
+
+fn lookup(db: &MemSql, id: u128) -> Json {
+    let (s, v) = call(
+        db,
+        ObjectRequest::Lookup {
+            namespace: ns("n"),
+            id: DecU64(id as u64),
+        },
+    );
+    assert_eq!(s, 200, "{v}");
+    v
+}
+
+fn summary(db: &MemSql) -> Json {
+    call(db, ObjectRequest::Summary { namespace: ns("n") }).1
+}
+
+#[test]
+fn a_lookup_names_the_generator_once_reported_and_the_relay_before() {
+    let (db, (a, _)) = with_relay_grant(1_000);
+    // Before any report: the relay's grant, unreported.
+    let v = lookup(&db, a + 15);
+    assert_eq!(v["sub"], "relay@eu");
+    assert_eq!(v["relay"]["reported"], false);
+    assert_eq!(v["relay"]["sub"], "relay@eu");
+    let batch = vec![
+        sub("svc-a", "g1", a, a + 10, RELAY),
+        sub("svc-b", "g2", a + 10, a + 20, RELAY),
+    ];
+    let (s, k) = report(&db, "eu", batch.clone(), T0 + 5);
+    assert_eq!(
+        (s, &k),
+        (
+            200,
+            &serde_json::json!({"kept": 2, "known": 0, "unmatched": 0, "dropped": 0})
+        )
+    );
+    let v = lookup(&db, a + 15);
+    assert_eq!(
+        (v["sub"].as_str(), v["incarnation"].as_str()),
+        (Some("svc-b"), Some("g2"))
+    );
+    assert_eq!(range_of(&v), (a + 10, a + 20));
+    assert_eq!(v["count"], 10);
+    assert_eq!(v["relay"]["sub"], "relay@eu");
+    assert_eq!(v["relay"]["incarnation"], RELAY);
+    assert_eq!(v["relay"]["reported"], true);
+    assert_eq!(range_of(&v["relay"]), (a, a + 1_000));
+    // Past the reported sub-grants: the relay still.
+    let v = lookup(&db, a + 20);
+    assert_eq!(
+        (v["sub"].as_str(), v["relay"]["reported"].as_bool()),
+        (Some("relay@eu"), Some(false))
+    );
+    // The same batch again keeps nothing twice.
+    let (_, k) = report(&db, "eu", batch, T0 + 6);
+    assert_eq!(
+        (k["kept"].as_u64(), k["known"].as_u64()),
+        (Some(0), Some(2))
+    );
+    let s = summary(&db);
+    let r = &s["ledger"]["relays"][0];
+    assert_eq!(r["sub"], "relay@eu");
+    assert_eq!(
+        (r["batches"].as_u64(), r["kept"].as_u64()),
+        (Some(2), Some(2))
+    );
+    // The relay's own drops, as it last said.
+    assert_eq!(r["dropped"], 1);
+    assert_eq!(
+        (r["held"].as_str(), r["abandoned"].as_str()),
+        (Some("900"), Some("7"))
+    );
+    assert_eq!(r["incarnation"], RELAY);
+    // One row for the relay's grant, two for its reports.
+    assert_eq!(s["ledger"]["rows"], 3);
+}
+
+#[test]
+fn a_report_outside_the_relays_own_grant_is_not_kept() {
+    let (db, (a, b)) = with_relay_grant(100);
+    let other = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+    // Another incarnation, another region's relay, past the grant's end,
+    // across it, and an empty range.
+    for (r, g) in [
+        ("eu", sub("svc", "g", a, a + 5, other)),
+        ("us", sub("svc", "g", a, a + 5, RELAY)),
+        ("eu", sub("svc", "g", b, b + 5, RELAY)),
+        ("eu", sub("svc", "g", b - 2, b + 2, RELAY)),
+        ("eu", sub("svc", "g", a + 3, a + 3, RELAY)),
+    ] {
+        let (s, k) = report(&db, r, vec![g.clone()], T0 + 1);
+        assert_eq!(
+            (s, k["kept"].as_u64(), k["unmatched"].as_u64()),
+            (200, Some(0), Some(1)),
+            "{g:?}"
+        );
+    }
+    // A generator's own grant is no relay's to report.
+    let (_, g) = call(&db, grant_as("svc", "n", "g9", "r1", 10));
+    let (c, _) = range_of(&g);
+    let (_, k) = report(&db, "eu", vec![sub("x", "g", c, c + 1, RELAY)], T0 + 1);
+    assert_eq!(k["unmatched"], 1);
+    assert_eq!(lookup(&db, c)["sub"], "svc");
+    assert_eq!(lookup(&db, a)["relay"]["reported"], false);
+}
+
+#[test]
+fn reports_never_take_the_last_quarter_of_the_budget() {
+    let (db, (a, _)) = with_relay_grant(1_000);
+    let (s, _) = call(
+        &db,
+        ObjectRequest::SetLimits {
+            namespace: ns("n"),
+            change: LimitsChange {
+                grants_per_second: Setting::Keep,
+                ledger_rows: Setting::To(40),
+                sub_ledger_rows: Setting::To(40),
+            },
+            actor: "ops".into(),
+        },
+    );
+    assert_eq!(s, 200);
+    let batch = (0..35)
+        .map(|i| sub("svc", &format!("g{i}"), a + i, a + i + 1, RELAY))
+        .collect();
+    let (_, k) = report(&db, "eu", batch, T0 + 1);
+    // 30 rows of 40 at most: the relay's grant and 29 reports.
+    assert_eq!(
+        (k["kept"].as_u64(), k["dropped"].as_u64()),
+        (Some(29), Some(6))
+    );
+    let s = summary(&db);
+    assert_eq!(s["ledger"]["rows"], 30);
+    assert_eq!(s["ledger"]["relays"][0]["dropped"], 6 + 1);
+    // Generators still get ranges.
+    for i in 0..5 {
+        let (st, g) = call(&db, grant_as(&format!("svc{i}"), "n", "g", "r1", 1));
+        assert_eq!(st, 200, "{g}");
+    }
+}
+
+#[test]
+fn reports_are_pruned_with_the_retention_and_their_rows_given_back() {
+    let (db, (a, _)) = with_relay_grant(1_000);
+    let day = 86_400_000;
+    report(
+        &db,
+        "eu",
+        vec![sub("svc", "g", a, a + 10, RELAY)],
+        T0 + 10_000,
+    );
+    assert_eq!(summary(&db)["ledger"]["rows"], 2);
+    // The relay's grant goes first; the report is due 10 s later.
+    assert_eq!(prune(&db, T0 + day + 1, day), Ok(Some(T0 + 10_000 + day)));
+    assert_eq!(summary(&db)["ledger"]["rows"], 1);
+    assert_eq!(prune(&db, T0 + day + 10_001, day), Ok(None));
+    assert_eq!(summary(&db)["ledger"]["rows"], 0);
+    assert_eq!(crate::object::spans::rows_of(&db, "relay@eu"), Ok(0));
+}
+
+#[test]
+fn a_retry_of_a_reported_sub_grant_at_the_object_is_a_new_request() {
+    let (db, (a, b)) = with_relay_grant(1_000);
+    report(&db, "eu", vec![sub("svc", "g", a, a + 10, RELAY)], T0 + 1);
+    // The same request (sub, incarnation, request id) reaches the object
+    // directly, after its relay restarted: a fresh range, outside the
+    // relay's, never the sub-range again.
+    let (s, g) = call(&db, grant_as("svc", "n", "g", "r1", 10));
+    assert_eq!(s, 200);
+    assert_eq!(g["replayed"], false);
+    let (c, d) = range_of(&g);
+    assert!(d <= a || c >= b, "[{c}, {d}) inside the relay's [{a}, {b})");
+}
+
+#[test]
+fn a_report_for_a_namespace_that_does_not_exist_is_refused() {
+    let db = db();
+    let (s, v) = report(&db, "eu", vec![], T0);
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (404, Some("namespace_not_found"))
+    );
+}

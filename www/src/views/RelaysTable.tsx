@@ -1,0 +1,45 @@
+// A namespace's relays, as their reports to the ledger say (docs/relays.md
+// §6): what each holds, how many sub-grants it handed out, what it
+// abandoned, and what its reports brought. Nothing shows for a namespace
+// whose relays never reported, or from an authority before reports.
+import type { Summary } from "../api/types";
+import { grouped } from "../lib/decimal";
+import { Timestamp } from "./Timestamp";
+
+export function RelaysTable({ summary: s }: { summary: Summary }) {
+  const relays = s.ledger?.relays ?? [];
+  if (relays.length === 0) return null;
+  return (
+    <section aria-labelledby="relays-h">
+      <h2 id="relays-h">Relays</h2>
+      <div class="scroll">
+        <table class="relays">
+          <thead>
+            <tr>
+              <th scope="col">Relay</th>
+              <th scope="col" class="num">Holds (IDs)</th>
+              <th scope="col" class="num">Sub-grants</th>
+              <th scope="col" class="num">Abandoned (IDs)</th>
+              <th scope="col" class="num">Reported</th>
+              <th scope="col" class="num">Reports lost</th>
+              <th scope="col">Last report</th>
+            </tr>
+          </thead>
+          <tbody>
+            {relays.map((r) => (
+              <tr key={r.sub}>
+                <td class="mono" title={`incarnation ${r.incarnation}`}>{r.sub}</td>
+                <td class="num">{grouped(r.held)}</td>
+                <td class="num">{grouped(String(r.subGrants))}</td>
+                <td class="num">{grouped(r.abandoned)}</td>
+                <td class="num" title={`${r.batches} batches`}>{grouped(String(r.kept))}</td>
+                <td class="num">{grouped(String(r.dropped))}</td>
+                <td><Timestamp at={r.lastAt} /></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
