@@ -208,6 +208,19 @@ test('64 generators through 4 relays: no ID twice, each inside a relay grant, re
   assert.deepEqual(reported.map((r) => r.sub).sort(), REGIONS.map((r) => `relay@${r}`));
   assert.equal(kept, got.length + 1, 'no sub-grant kept twice');
   const batches = reported.reduce((s, r) => s + r.batches, 0);
+  // The same, per relay, in /v1/metrics (from the registry: the object
+  // pushes its summary within a couple of seconds).
+  for (;;) {
+    const text = (await a.req('GET', '/v1/metrics', { token: admin })).text;
+    const keptOf = (region) => Number(text.match(new RegExp(`^rangeid_relay_reported_sub_grants_total\\{namespace="${ns}",relay="relay@${region}"\\} (\\d+)$`, 'm'))?.[1] ?? -1);
+    const sum = REGIONS.reduce((s, r) => s + Math.max(0, keptOf(r)), 0);
+    if (sum === kept && REGIONS.every((r) => keptOf(r) > 0)) {
+      assert.match(text, new RegExp(`^rangeid_relay_held_ids\\{namespace="${ns}",relay="relay@r0"\\} \\d+$`, 'm'));
+      break;
+    }
+    assert.ok(Date.now() < deadline + 10_000, `metrics show ${sum} of ${kept} reported sub-grants`);
+    await sleep(500);
+  }
   console.log(`# ${sample.length} sampled lookups name their generator; reports: ${kept} sub-grants kept in ${batches} batches`);
 });
 

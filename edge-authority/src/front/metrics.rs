@@ -99,6 +99,27 @@ pub struct LedgerView {
     pub rows: Option<Number>,
     /// Storage bytes, where the runtime says.
     pub bytes: Option<Number>,
+    /// What relays reported (absent before reports).
+    pub relays: Option<Vec<RelayReportsView>>,
+}
+
+/// One relay's reports, as the metrics read them
+/// ([`crate::shared::summary::RelayReports`]).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RelayReportsView {
+    /// `relay@REGION` (an entry without one is skipped).
+    pub sub: Option<String>,
+    /// IDs held at its latest report.
+    pub held: Option<Number>,
+    /// IDs its instance abandoned.
+    pub abandoned: Option<Number>,
+    /// Sub-grants its instance handed out.
+    pub sub_grants: Option<Number>,
+    /// Sub-grants kept in the ledger.
+    pub kept: Option<Number>,
+    /// Sub-grants whose report was lost.
+    pub dropped: Option<Number>,
 }
 
 /// The limits, as the metrics read them.
@@ -260,6 +281,31 @@ pub fn render(summaries: &[SummaryView]) -> String {
         "counter",
         "Times the fence's witness was found below the object's fence (a restore of the witness) and raised back.",
     );
+    let mut relay_held = Family::new(
+        "rangeid_relay_held_ids",
+        "gauge",
+        "IDs a relay held, ready to hand out, at its latest report (relay label: relay@REGION).",
+    );
+    let mut relay_sub_grants = Family::new(
+        "rangeid_relay_sub_grants_total",
+        "counter",
+        "Sub-grants the relay's current instance handed out, at its latest report (resets when the relay restarts).",
+    );
+    let mut relay_abandoned = Family::new(
+        "rangeid_relay_abandoned_ids_total",
+        "counter",
+        "IDs the relay's current instance abandoned (expired, revoked, late), at its latest report (resets when the relay restarts).",
+    );
+    let mut relay_kept = Family::new(
+        "rangeid_relay_reported_sub_grants_total",
+        "counter",
+        "Sub-grants of the relay kept in the namespace's ledger from its reports.",
+    );
+    let mut relay_lost = Family::new(
+        "rangeid_relay_report_lost_sub_grants_total",
+        "counter",
+        "Sub-grants of the relay whose report was lost (the relay's backlog was full, or the ledger had no room for reports).",
+    );
     for s in summaries {
         let Some(ns) = s.namespace.as_deref() else {
             continue;
@@ -302,6 +348,17 @@ pub fn render(summaries: &[SummaryView]) -> String {
         put(&mut ledger_budget, &[], budget);
         put(&mut storage, &[], ledger.bytes.as_ref());
         put(&mut behind, &[], fence.witness_behind.as_ref());
+        for r in ledger.relays.iter().flatten() {
+            let Some(relay) = r.sub.as_deref() else {
+                continue;
+            };
+            let labels = [("relay", relay)];
+            put(&mut relay_held, &labels, r.held.as_ref());
+            put(&mut relay_sub_grants, &labels, r.sub_grants.as_ref());
+            put(&mut relay_abandoned, &labels, r.abandoned.as_ref());
+            put(&mut relay_kept, &labels, r.kept.as_ref());
+            put(&mut relay_lost, &labels, r.dropped.as_ref());
+        }
     }
     let mut out = String::new();
     for f in [
@@ -319,6 +376,11 @@ pub fn render(summaries: &[SummaryView]) -> String {
         ledger_rows,
         ledger_budget,
         storage,
+        relay_held,
+        relay_sub_grants,
+        relay_abandoned,
+        relay_kept,
+        relay_lost,
     ] {
         let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
         let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
@@ -332,9 +394,10 @@ mod tests {
     use super::*;
     use crate::object::store::NamespaceRow;
     use crate::shared::refusals::Refusals;
-    use crate::shared::summary::{summarize, LedgerJson};
+    use crate::shared::summary::{summarize, LedgerJson, RelayReports};
     use rangeid_core::authority::NamespaceConfig;
     use rangeid_core::ledger::Limits;
+    use rangeid_core::wire::DecU64;
     use rangeid_core::Namespace;
 
     #[test]
@@ -384,7 +447,7 @@ mod tests {
             !text.contains("rangeid_namespace_exhaustion_seconds{"),
             "no rate, no estimate"
         );
-        assert_eq!(text.matches("# HELP").count(), 14);
+        assert_eq!(text.matches("# HELP").count(), 19);
         assert!(
             !text.contains("rangeid_namespace_next{namespace=\"q"),
             "a null is no sample"
@@ -412,10 +475,30 @@ mod tests {
             rows: 1,
             bytes: Some(1),
             top_subs: Vec::new(),
-            relays: Vec::new(),
+            relays: vec![RelayReports {
+                sub: "relay@weur".into(),
+                batches: 2,
+                kept: 3,
+                dropped: 4,
+                last_at: "2026-12-03T00:00:00.000Z".into(),
+                incarnation: "a".repeat(32),
+                held: DecU64(18_446_744_073_709_551_615),
+                abandoned: DecU64(6),
+                sub_grants: 7,
+            }],
         };
         let parts = (Refusals::default(), Limits::DEFAULT, ledger);
         let text = serde_json::to_string(&summarize(&row, &minutes, parts, 30_000)).unwrap();
+        let rendered = render(&[SummaryView::parse(&text).unwrap()]);
+        for line in [
+            "rangeid_relay_held_ids{namespace=\"orders\",relay=\"relay@weur\"} 18446744073709551615\n",
+            "rangeid_relay_sub_grants_total{namespace=\"orders\",relay=\"relay@weur\"} 7\n",
+            "rangeid_relay_abandoned_ids_total{namespace=\"orders\",relay=\"relay@weur\"} 6\n",
+            "rangeid_relay_reported_sub_grants_total{namespace=\"orders\",relay=\"relay@weur\"} 3\n",
+            "rangeid_relay_report_lost_sub_grants_total{namespace=\"orders\",relay=\"relay@weur\"} 4\n",
+        ] {
+            assert!(rendered.contains(line), "{line} in {rendered}");
+        }
         let v = SummaryView::parse(&text).unwrap();
         let rate = v.grant_rate.unwrap();
         let fence = v.fence.unwrap();
