@@ -25,12 +25,16 @@
 //! earlier run may have committed "relays off" and been stopped before it
 //! could wait its relays out.
 //!
-//! Known limit: storage restored to a copy from before relays were first
-//! turned on holds `NULL`, so the object would skip the start rule while a
-//! relay of the lost history may still serve for up to one lease. Closing
-//! it (raising the fence's witness when relays are first turned on, so
-//! such a restore is seen at start as a rollback, and keeping the start
-//! rule after a start that saw one) is the next step.
+//!
+//! **A restore to a copy from before relays were first turned on** holds
+//! `NULL`, while a relay of the lost history may still serve for up to one
+//! lease. So turning relays on for the first time raises the fence's
+//! witness above the object's fence before it commits ([`first_on_mark`]):
+//! such a copy is then seen at its start as a rollback, counted in the
+//! stored `fence_forwards`, and a namespace that ever saw a rollback keeps
+//! the start rule as if its relays had been on ([`for_acts`]). That is
+//! conservative (any rollback, relays or not, slows the acts within a
+//! lease of each later start), never unsafe.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -106,6 +110,41 @@ pub fn stored(sql: &impl Sql) -> Result<Stored, StoreError> {
         None => Ok(Stored::Never),
         Some(r) => Stored::decode(opt_text(r, 0)?),
     }
+}
+
+/// The relay setting as the start rule reads it: a namespace whose object
+/// ever saw a rollback (`fence_forwards`) counts as one whose relays were
+/// on, since the copy it was restored from may predate relays being turned
+/// on (see the module documentation).
+pub fn for_acts(sql: &impl Sql) -> Result<Stored, StoreError> {
+    let setting = stored(sql)?;
+    if setting != Stored::Never {
+        return Ok(setting);
+    }
+    let rolled_back = super::load_any(sql)?.is_some_and(|row| row.fence_forwards > 0);
+    Ok(if rolled_back {
+        Stored::Off
+    } else {
+        Stored::Never
+    })
+}
+
+/// The mark to raise the fence's witness to before relays are turned on
+/// for the first time (the stored setting is `NULL`): one past the
+/// object's fence, so that any copy of its storage from before is below
+/// the witness, a rollback at its start. `None` when relays were on
+/// before, or the fence is at its end already. Refuses like the change
+/// itself when the namespace does not exist.
+pub fn first_on_mark(
+    sql: &impl Sql,
+    ns: &rangeid_core::Namespace,
+) -> Result<Option<u128>, ApiError> {
+    let row = super::load(sql, ns)?;
+    if stored(sql).map_err(super::unavailable)? != Stored::Never {
+        return Ok(None);
+    }
+    let fence = row.state.fence();
+    Ok((fence < 1 << 64).then_some(fence + 1))
 }
 
 /// `403 forbidden`: a relay's range request while relays are off.
@@ -316,7 +355,7 @@ impl RelayDesk {
             | ObjectRequest::SetRelays {
                 relays: RelaysSetting::Off,
                 ..
-            } => self.begin(stored(sql).unwrap_or(Stored::On), now),
+            } => self.begin(for_acts(sql).unwrap_or(Stored::On), now),
             _ => None,
         }
     }
@@ -618,6 +657,54 @@ mod tests {
         };
         let (status, act) = serve(&mut d, &db, &below, start + 2);
         assert_eq!((status, act), (409, None));
+    }
+
+    #[test]
+    fn a_restore_to_a_copy_from_before_relays_were_first_on_keeps_the_start_rule() {
+        use crate::object::tests::{check, create_req, db, grant_req, restore, snapshot, T0};
+        let wait = RelayTerms::new(LEASE).unwrap().wait_ms() as i64;
+        let db = db();
+        let mut d = desk(T0);
+        serve(&mut d, &db, &create_req("orders", 1, 1_000_000, 100), T0);
+        // A generator's grant raises the witness a chunk ahead: the relay's
+        // grant below fits in that chunk and raises nothing itself.
+        let g = serve(&mut d, &db, &grant_req("orders", INC, "r1", 5), T0);
+        assert_eq!(g.0, 200);
+        let copy = snapshot(&db);
+        // Relays on for the first time: the witness goes above the fence
+        // first; a relay takes a range.
+        let fence = crate::object::load_any(&db).unwrap().unwrap().state.fence();
+        assert_eq!(
+            first_on_mark(&db, &crate::object::tests::ns("orders")),
+            Ok(Some(fence + 1))
+        );
+        serve(&mut d, &db, &set_relays(RelaysSetting::On), T0 + 1);
+        let mark = crate::object::tests::WITNESS.with(std::cell::Cell::get);
+        assert_eq!(serve(&mut d, &db, &relay_grant(INC, "r1"), T0 + 2).0, 200);
+        assert_eq!(
+            crate::object::tests::WITNESS.with(std::cell::Cell::get),
+            mark,
+            "the relay's grant raised nothing"
+        );
+        // Once on, later turns on raise nothing more.
+        assert_eq!(
+            first_on_mark(&db, &crate::object::tests::ns("orders")),
+            Ok(None)
+        );
+        // The storage goes back to the copy (relays never on), and the
+        // object starts anew: the start sees a rollback, so a freeze right
+        // after it waits a lease, as the relay may still serve.
+        restore(&db, &copy);
+        let start = T0 + 100;
+        let heard = check(&db, start);
+        assert!(heard.forward, "{heard:?}");
+        assert_eq!(stored(&db), Ok(Stored::Never));
+        assert_eq!(for_acts(&db), Ok(Stored::Off));
+        let mut d = desk(start);
+        let (status, act) = serve(&mut d, &db, &freeze(), start + 1);
+        assert_eq!(status, 200);
+        let act = act.expect("the start rule applies after a rollback");
+        assert_eq!(acknowledged_at(&mut d, act, start + 1), start + wait);
     }
 
     #[test]

@@ -26,7 +26,8 @@ use std::rc::Rc;
 use rangeid_core::fence::Witnessed;
 
 use super::raise::FENCE_TRIES;
-use super::{admin, handle, load_any, transfer, ObjectRequest, Outcome, Step};
+use super::{admin, handle, load_any, relays, transfer, ObjectRequest, Outcome, Step};
+use crate::api::RelaysSetting;
 use crate::object::store::Sql;
 use crate::shared::logline;
 use crate::shared::refusals::Counted;
@@ -47,6 +48,10 @@ pub enum RaiseFor {
     /// An export's retire: past the namespace's last ID (a raise of its
     /// own).
     Retire,
+    /// Relays turned on for the first time, before it is committed (a
+    /// raise of its own): a copy of the storage from before then is seen
+    /// as a rollback at start ([`relays::first_on_mark`]).
+    Relays,
 }
 
 /// What the driver does next.
@@ -220,6 +225,18 @@ impl Serving {
                             Ok(Some(mark)) => self.raise(mark, RaiseFor::Floor, None),
                         }
                     }
+                    if let ObjectRequest::SetRelays {
+                        namespace,
+                        relays: RelaysSetting::On,
+                        ..
+                    } = &*request
+                    {
+                        match relays::first_on_mark(sql, namespace) {
+                            Err(e) => self.state = State::Finished(Finished::reply(e.reply())),
+                            Ok(None) => {}
+                            Ok(Some(mark)) => self.raise(mark, RaiseFor::Relays, None),
+                        }
+                    }
                 }
                 State::Handling => self.handle(sql, waiting, now),
                 State::Exported { reply, retire } => {
@@ -346,7 +363,10 @@ impl Serving {
         };
         let unavailable = |text: String| ApiError::unavailable(text).reply();
         self.state = match (purpose, raised) {
-            (RaiseFor::Floor | RaiseFor::Fence { .. }, Ok(_)) => State::Handling,
+            (RaiseFor::Floor | RaiseFor::Relays | RaiseFor::Fence { .. }, Ok(_)) => State::Handling,
+            (RaiseFor::Relays, Err(e)) => State::Finished(Finished::reply(unavailable(format!(
+                "the fence's witness cannot be reached ({e}); relays were not turned on"
+            )))),
             (RaiseFor::Floor, Err(e)) => State::Finished(Finished::reply(unavailable(format!(
                 "the fence's witness cannot be reached ({e}); the floor was not raised"
             )))),
@@ -490,6 +510,41 @@ mod tests {
             Action::Finish(f) => f,
             other => panic!("not finished: {other:?}"),
         }
+    }
+
+    #[test]
+    fn relays_first_turned_on_raise_the_witness_first_and_nothing_commits_without_it() {
+        let db = db();
+        run(&db, &create_req("orders", 1, 10_000_000, 1_000), T0);
+        let on = ObjectRequest::SetRelays {
+            namespace: ns("orders"),
+            relays: RelaysSetting::On,
+            reason: "edge".into(),
+            actor: "ops".into(),
+        };
+        let fence = load_any(&db).unwrap().unwrap().state.fence();
+        // The witness cannot be reached: relays stay off, nothing audited.
+        let mut s = Serving::new(&on);
+        assert_eq!(
+            s.poll(&db, 0, T0),
+            Action::Raise {
+                target: fence + 1,
+                purpose: RaiseFor::Relays
+            }
+        );
+        s.handle_raised(Err("down".into()));
+        let done = finished(s.poll(&db, 0, T0));
+        assert_eq!(done.reply.status, 503, "{}", done.reply.body);
+        assert_eq!(relays::stored(&db), Ok(relays::Stored::Never));
+        // Reached: on, and a second turn on raises nothing.
+        let mut s = Serving::new(&on);
+        assert!(matches!(s.poll(&db, 0, T0), Action::Raise { .. }));
+        raise(&db, fence + 1);
+        s.handle_raised(Ok(true));
+        assert_eq!(finished(s.poll(&db, 0, T0)).reply.status, 200);
+        assert_eq!(relays::stored(&db), Ok(relays::Stored::On));
+        let mut s = Serving::new(&on);
+        assert_eq!(finished(s.poll(&db, 0, T0)).reply.status, 200);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 
 thread_local! {
     /// The witness's mark in a test (each test runs on its own thread).
-    static WITNESS: Cell<u128> = const { Cell::new(0) };
+    pub(crate) static WITNESS: Cell<u128> = const { Cell::new(0) };
 }
 
 /// Runs a request as the Worker's driver does ([`serve::Serving`]): a raise

@@ -408,7 +408,7 @@ impl Namespace {
                             self.waiting.set(self.waiting.get().saturating_sub(count));
                             raised.map(|_| true)
                         }
-                        RaiseFor::Floor | RaiseFor::Retire => {
+                        RaiseFor::Floor | RaiseFor::Relays | RaiseFor::Retire => {
                             raise_witness(&self.sql, &self.env, ns, target, None)
                                 .await
                                 .map(|heard| heard.is_some())
