@@ -433,8 +433,9 @@ impl Namespace {
     /// freeze, floor, export or relays off that committed): revokes the
     /// relay objects the desk names (each answers the incarnation it
     /// closed), and sleeps as long as the desk says, until it says
-    /// acknowledge. A relay object that cannot be reached is asked again
-    /// after [`REVOKE_RETRY_MS`]; one that closed none of those named is
+    /// acknowledge. A relay object that cannot be reached, or does not
+    /// answer before the wait ends, is asked again after
+    /// [`REVOKE_RETRY_MS`]; one that closed none of those named is
     /// not asked again, and its lease is waited out (slower, never unsafe).
     async fn wait_out(&self, relays: &RefCell<RelayDesk>, ns: &NsName, mut act: AdminAct) {
         let mut asked = std::collections::BTreeSet::new();
@@ -449,11 +450,20 @@ impl Namespace {
                     region,
                     incarnations: incarnations.clone(),
                 };
-                async move {
+                let asking = async move {
                     let payload = serde_json::to_string(&message).ok()?;
                     let reply = call(&self.env, RELAY_BINDING, &name, payload).await.ok()?;
                     let revoked: Revoked = serde_json::from_str(&reply.body).ok()?;
                     (reply.status == 200).then_some((incarnations, revoked))
+                };
+                // A call that hangs is given up when the act's wait ends
+                // (the leases it waits for run out then anyway): unreached.
+                let deadline = worker::Delay::from(std::time::Duration::from_millis(ms.max(1)));
+                async move {
+                    match futures_util::future::select(Box::pin(asking), deadline).await {
+                        futures_util::future::Either::Left((answer, _)) => answer,
+                        futures_util::future::Either::Right(_) => None,
+                    }
                 }
             });
             let answers = futures_util::future::join_all(calls).await;
