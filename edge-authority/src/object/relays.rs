@@ -185,6 +185,15 @@ pub fn route_hint(sql: &impl Sql, request: &ObjectRequest) -> Option<&'static st
     }
 }
 
+/// At most this many regions' relay objects hold ranges of one namespace
+/// at a time: a generator may name any region (`?region=`), and each
+/// region's relay takes ranges of its own, is called at every act, and
+/// reports into the ledger, so a token that names region after region
+/// could otherwise make the namespace object feed and revoke relays
+/// without bound. A region past it is refused until one held nothing for
+/// a lease (`RelayDesk::screen`).
+pub const MAX_RELAY_REGIONS: usize = 32;
+
 /// Core's [`RelayGate`] for one run of the namespace object, made at its
 /// start and never stored, with the start rule as the module says.
 #[derive(Clone, Debug)]
@@ -309,19 +318,42 @@ impl RelayDesk {
 
     /// Before `request` is served: a relay's range request is refused
     /// (`403 forbidden`) while relays are off or once its incarnation was
-    /// revoked; everything else passes. Storage that cannot be read
-    /// refuses it (`503`), never admits it.
-    pub fn screen(&self, sql: &impl Sql, request: &ObjectRequest) -> Result<(), ApiError> {
+    /// revoked, and (`503 unavailable`) from a relay object of a region
+    /// beyond the [`MAX_RELAY_REGIONS`] that may hold ranges now;
+    /// everything else passes. Storage that cannot be read refuses it
+    /// (`503`), never admits it.
+    pub fn screen(
+        &self,
+        sql: &impl Sql,
+        request: &ObjectRequest,
+        now: i64,
+    ) -> Result<(), ApiError> {
         let ObjectRequest::Grant {
             request,
             relay: true,
+            via,
             ..
         } = request
         else {
             return Ok(());
         };
         let stored = stored(sql).map_err(super::unavailable)?;
-        self.admit(stored, &request.incarnation)
+        self.admit(stored, &request.incarnation)?;
+        if let Some(region) = via {
+            let live: BTreeSet<&Incarnation> = self.live(now).collect();
+            let regions: BTreeSet<&Region> = (self.via.iter())
+                .filter(|(inc, _)| live.contains(inc))
+                .map(|(_, r)| r)
+                .collect();
+            if !regions.contains(region) && regions.len() >= MAX_RELAY_REGIONS {
+                return Err(ApiError::unavailable(format!(
+                    "{MAX_RELAY_REGIONS} relay regions hold ranges of this namespace already; \
+                     region {:?} is served once one of them has been idle a lease",
+                    region.as_str()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Right after `request` was answered `status` at `now`, with no await
@@ -541,7 +573,7 @@ mod tests {
         r: &ObjectRequest,
         now: i64,
     ) -> (u16, Option<AdminAct>) {
-        if let Err(e) = d.screen(db, r) {
+        if let Err(e) = d.screen(db, r, now) {
             return (e.reply().status, None);
         }
         let status = crate::object::tests::run(db, r, now).reply.status;
@@ -705,6 +737,48 @@ mod tests {
         assert_eq!(status, 200);
         let act = act.expect("the start rule applies after a rollback");
         assert_eq!(acknowledged_at(&mut d, act, start + 1), start + wait);
+    }
+
+    #[test]
+    fn at_most_max_relay_regions_hold_ranges_at_once() {
+        use crate::object::tests::{create_req, db, grant_as, T0};
+        let wait = RelayTerms::new(LEASE).unwrap().wait_ms() as i64;
+        let db = db();
+        let mut d = desk(T0);
+        serve(&mut d, &db, &create_req("orders", 1, 1 << 40, 100), T0);
+        serve(&mut d, &db, &set_relays(RelaysSetting::On), T0);
+        let from = |r: usize, id: &str| {
+            let region = Region::new(&format!("r{r}")).unwrap();
+            let mut g = grant_as(
+                &format!("relay@r{r}"),
+                "orders",
+                &format!("{r:032x}"),
+                id,
+                10,
+            );
+            if let ObjectRequest::Grant { relay, via, .. } = &mut g {
+                *relay = true;
+                *via = Some(region);
+            }
+            g
+        };
+        for r in 0..MAX_RELAY_REGIONS {
+            assert_eq!(
+                serve(&mut d, &db, &from(r, "r1"), T0 + 1).0,
+                200,
+                "region {r}"
+            );
+        }
+        // One more region: refused, nothing granted; those live still served.
+        let (status, _) = serve(&mut d, &db, &from(MAX_RELAY_REGIONS, "r1"), T0 + 2);
+        assert_eq!(status, 503);
+        assert_eq!(serve(&mut d, &db, &from(3, "r2"), T0 + 2).0, 200);
+        // Once the others held nothing for a lease, it is served.
+        let later = T0 + 2 + wait;
+        assert_eq!(
+            serve(&mut d, &db, &from(MAX_RELAY_REGIONS, "r1"), later).0,
+            200
+        );
     }
 
     #[test]

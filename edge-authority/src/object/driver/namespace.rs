@@ -350,7 +350,7 @@ impl Namespace {
         };
         // A relay's range request while relays are off: refused before
         // anything else (RelayDesk::screen).
-        if let Err(e) = relays.borrow().screen(&self.sql, request) {
+        if let Err(e) = relays.borrow().screen(&self.sql, request, now_ms()) {
             return e.reply();
         }
         if request.waits_for_witness() && !self.gate.started.get() {

@@ -131,7 +131,7 @@ impl World {
 /// The namespace object as its driver serves a request: screened, run,
 /// recorded, all at `now`.
 fn serve(desk: &mut RelayDesk, db: &MemSql, r: &ObjectRequest, now: i64) -> HttpReply {
-    if let Err(e) = desk.screen(db, r) {
+    if let Err(e) = desk.screen(db, r, now) {
         return e.reply();
     }
     let reply = run(db, r, now).reply;
