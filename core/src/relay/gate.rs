@@ -125,6 +125,19 @@ impl RelayGate {
         self.terms
     }
 
+    /// Waits as long as `terms` ask from now on, when they ask longer: a
+    /// relay that holds a longer lease than the object's own (one running
+    /// another version during a deployment that changed the lease) is
+    /// then waited out for its whole lease. Call it before the grant to
+    /// such a relay is recorded ([`RelayGate::granted`]), and at a start
+    /// with the longest lease the object ever granted to. The wait never
+    /// shrinks.
+    pub fn widen(&mut self, terms: RelayTerms) {
+        if terms.lease_ms() > self.terms.lease_ms() {
+            self.terms = terms;
+        }
+    }
+
     /// Records a grant decided at `now` for relay incarnation `relay`, new
     /// or replayed. Call it in the same step as the decision, before any
     /// admin act can commit after it.

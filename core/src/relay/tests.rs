@@ -387,6 +387,41 @@ fn the_object_admits_relay_requests_only_while_relays_are_on_and_unrevoked() {
 }
 
 #[test]
+fn a_relay_with_a_longer_lease_is_waited_out_for_all_of_it() {
+    let short = RelayTerms::new(1_000).unwrap();
+    let long = RelayTerms::new(5_000).unwrap();
+    let mut gate = RelayGate::new(short, at(0));
+    let a = Incarnation::new("relay-a").unwrap();
+    gate.widen(long);
+    gate.granted(a, at(100_000));
+    let mut act = gate.begin(at(100_010));
+    assert_eq!(
+        gate.check(&mut act, at(100_000 + short.wait_ms())),
+        ActStatus::Wait {
+            until: at(100_000 + long.wait_ms()),
+            waiting_for: 1
+        }
+    );
+    assert_eq!(
+        gate.check(&mut act, at(100_000 + long.wait_ms())),
+        ActStatus::Acknowledge
+    );
+    // The wait never shrinks; and a start waits the widest lease.
+    gate.widen(short);
+    assert_eq!(gate.terms(), long);
+    let mut start = RelayGate::new(short, at(0));
+    start.widen(long);
+    let mut act = start.begin(at(1));
+    assert_eq!(
+        start.check(&mut act, at(short.wait_ms())),
+        ActStatus::Wait {
+            until: at(long.wait_ms()),
+            waiting_for: 0
+        }
+    );
+}
+
+#[test]
 fn a_revocation_outlives_a_prune_for_a_lease() {
     let terms = RelayTerms::new(1_000).unwrap();
     let wait = terms.wait_ms();

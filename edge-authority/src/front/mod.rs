@@ -305,6 +305,7 @@ fn plan_route(
                 owner: claims.sub.clone(),
                 relay,
                 via: None,
+                lease_ms: None,
             };
             if relay {
                 // A relay's own request: to the namespace object, always.

@@ -86,6 +86,12 @@ pub enum ObjectRequest {
         /// request, which the front Worker makes.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         via: Option<crate::api::Region>,
+        /// For one of this authority's relay objects: the lease it serves
+        /// by (its version's `RANGEID_RELAY_LEASE_MS`), which the object
+        /// waits out when it is longer than its own
+        /// ([`relays::record_lease`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lease_ms: Option<u64>,
     },
     /// Create the namespace (idempotent for the same configuration).
     #[serde(rename_all = "camelCase")]
@@ -404,6 +410,7 @@ pub fn handle(sql: &impl Sql, request: &ObjectRequest, waiting: u64, now: i64) -
             owner,
             relay,
             via,
+            lease_ms,
         } => {
             // A token's request (no `via`) under a relay object's `sub`
             // would share that relay's request ids, and be replayed the
@@ -427,6 +434,13 @@ pub fn handle(sql: &impl Sql, request: &ObjectRequest, waiting: u64, now: i64) -
                     Ok(stored) if stored.is_on() => {}
                     Ok(_) => return Step::Reply(relays::relays_off().into()),
                     Err(e) => return Step::Reply(unavailable(e).into()),
+                }
+                // Kept before the grant, in the same step: a restart
+                // after the answer waits this relay's whole lease.
+                if let Some(ms) = lease_ms {
+                    if let Err(e) = relays::record_lease(sql, *ms) {
+                        return Step::Reply(e.into());
+                    }
                 }
             }
             return grant::grant(sql, request, owner, waiting, now);

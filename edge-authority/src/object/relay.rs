@@ -102,13 +102,15 @@ pub fn reserved_owner(owner: &str) -> bool {
     owner.starts_with(RELAY_OWNER_PREFIX)
 }
 
-/// The request to the namespace object for one of the relay's attempts.
-pub fn root_request(request: GrantRequest, region: &Region) -> ObjectRequest {
+/// The request to the namespace object for one of the relay's attempts,
+/// by a relay that serves by a lease of `lease_ms`.
+pub fn root_request(request: GrantRequest, region: &Region, lease_ms: u64) -> ObjectRequest {
     ObjectRequest::Grant {
         request,
         owner: relay_owner(region),
         relay: true,
         via: Some(region.clone()),
+        lease_ms: Some(lease_ms),
     }
 }
 
@@ -179,6 +181,7 @@ pub enum Step {
 #[derive(Debug)]
 pub struct RelayRun {
     relay: Relay,
+    lease_ms: u64,
     namespace: Namespace,
     region: Region,
     last: u64,
@@ -205,6 +208,7 @@ impl RelayRun {
         .map_err(|e| e.to_string())?;
         Ok(RelayRun {
             relay,
+            lease_ms,
             namespace,
             region,
             last: at,
@@ -288,7 +292,7 @@ impl RelayRun {
             if let Action::Send(out) = action {
                 steps.push(Step::Send {
                     ticket: out.ticket,
-                    request: Box::new(root_request(out.request, &self.region)),
+                    request: Box::new(root_request(out.request, &self.region, self.lease_ms)),
                 });
             }
             // A cancelled attempt is not aborted: its answer, if it

@@ -147,6 +147,37 @@ pub fn first_on_mark(
     Ok((fence < 1 << 64).then_some(fence + 1))
 }
 
+/// The longest lease a relay object of this namespace ever asked under
+/// ([`record_lease`]), if any.
+pub fn widest_lease(sql: &impl Sql) -> Result<Option<u64>, StoreError> {
+    let rows = sql.exec("SELECT relay_lease_ms FROM namespace WHERE id = 1", &[])?;
+    Ok(match rows.first() {
+        Some(r) => super::store::opt_int(r, 0)?.and_then(|v| u64::try_from(v).ok()),
+        None => None,
+    })
+}
+
+/// Keeps `lease_ms`, the lease a relay object asks under, when it is the
+/// longest yet: the object's gate waits it out in this run
+/// ([`RelayDesk::answered`]) and, read at each start, in later runs
+/// ([`RelayDesk::widen`]). During a deployment that shortens
+/// `RANGEID_RELAY_LEASE_MS`, a relay still on the old version is so
+/// waited out for its whole lease. A lease out of core's bounds is refused
+/// (`503`), nothing granted.
+pub fn record_lease(sql: &impl Sql, lease_ms: u64) -> Result<(), ApiError> {
+    let terms = RelayTerms::new(lease_ms)
+        .map_err(|e| ApiError::unavailable(format!("relay lease {lease_ms} ms: {e}")))?;
+    if widest_lease(sql).map_err(super::unavailable)? >= Some(terms.lease_ms()) {
+        return Ok(());
+    }
+    sql.exec(
+        "UPDATE namespace SET relay_lease_ms = ? WHERE id = 1",
+        &[Value::Int(terms.lease_ms() as i64)],
+    )
+    .map_err(super::unavailable)?;
+    Ok(())
+}
+
 /// `403 forbidden`: a relay's range request while relays are off.
 pub fn relays_off() -> ApiError {
     refused(RelayRefusal::RelaysOff)
@@ -220,9 +251,31 @@ impl RelayDesk {
         })
     }
 
+    /// The desk of an object starting at `now` (ms) with this version's
+    /// lease `lease_ms`, widened to the longest lease a relay object of
+    /// this namespace ever asked under ([`widest_lease`]): a relay an
+    /// earlier run granted to may serve by it.
+    pub fn at_start(sql: &impl Sql, lease_ms: u64, now: i64) -> Result<RelayDesk, String> {
+        let mut desk = RelayDesk::new(lease_ms, now).map_err(|e| e.to_string())?;
+        if let Some(ms) = widest_lease(sql).map_err(|e| e.to_string())? {
+            desk.widen(ms);
+        }
+        Ok(desk)
+    }
+
     /// The lease terms.
     pub fn terms(&self) -> RelayTerms {
         self.gate.terms()
+    }
+
+    /// Waits out a lease of `lease_ms` from now on when it is longer than
+    /// the present terms (a lease out of core's bounds changes nothing):
+    /// at the start, with [`widest_lease`]; and before recording a grant
+    /// to a relay object that asked under it.
+    pub fn widen(&mut self, lease_ms: u64) {
+        if let Ok(terms) = RelayTerms::new(lease_ms) {
+            self.gate.widen(terms);
+        }
     }
 
     fn instant(&mut self, now: i64) -> Instant {
@@ -376,8 +429,12 @@ impl RelayDesk {
                 request,
                 relay: true,
                 via,
+                lease_ms,
                 ..
             } => {
+                if let Some(ms) = lease_ms {
+                    self.widen(*ms);
+                }
                 self.granted_via(request.incarnation, via.as_ref(), now);
                 None
             }
@@ -778,6 +835,50 @@ mod tests {
         assert_eq!(
             serve(&mut d, &db, &from(MAX_RELAY_REGIONS, "r1"), later).0,
             200
+        );
+    }
+
+    #[test]
+    fn a_relay_on_a_longer_lease_is_waited_out_in_this_run_and_after_a_restart() {
+        use crate::object::tests::{create_req, db, T0};
+        let long = 4 * LEASE;
+        let wait = |ms| RelayTerms::new(ms).unwrap().wait_ms() as i64;
+        let db = db();
+        let mut d = desk(T0);
+        serve(&mut d, &db, &create_req("orders", 1, 1 << 40, 100), T0);
+        serve(&mut d, &db, &set_relays(RelaysSetting::On), T0);
+        assert_eq!(widest_lease(&db), Ok(None));
+        let mut g = relay_grant(INC, "r1");
+        if let ObjectRequest::Grant { lease_ms, .. } = &mut g {
+            *lease_ms = Some(long);
+        }
+        let t = T0 + 10 * wait(long);
+        assert_eq!(serve(&mut d, &db, &g, t).0, 200);
+        assert_eq!(widest_lease(&db), Ok(Some(long)));
+        let (_, act) = serve(&mut d, &db, &freeze(), t + 1);
+        assert_eq!(acknowledged_at(&mut d, act.unwrap(), t + 1), t + wait(long));
+        // A new run of the object, on this version's shorter lease, reads
+        // the widest lease at its start and waits it.
+        let start = t + 100;
+        let mut d = RelayDesk::at_start(&db, LEASE, start).unwrap();
+        let floor = ObjectRequest::Floor {
+            namespace: crate::object::tests::ns("orders"),
+            floor: rangeid_core::wire::DecU64(1 << 30),
+            actor: "ops".into(),
+        };
+        let (status, act) = serve(&mut d, &db, &floor, start + 1);
+        assert_eq!(status, 200);
+        assert_eq!(
+            acknowledged_at(&mut d, act.unwrap(), start + 1),
+            start + wait(long)
+        );
+        // A shorter lease, or one out of bounds, changes nothing; the
+        // latter is refused.
+        assert_eq!(record_lease(&db, LEASE), Ok(()));
+        assert_eq!(widest_lease(&db), Ok(Some(long)));
+        assert_eq!(
+            record_lease(&db, 1).map_err(|e| e.code),
+            Err(ErrorCode::Unavailable)
         );
     }
 

@@ -246,6 +246,9 @@ pub const NAMESPACE_MIGRATIONS: &[&[&str]] = &[
             relay_dropped INTEGER NOT NULL
         )",
     ],
+    // 8: the longest lease a relay object ever asked under
+    // (`object::relays::record_lease`), NULL before any.
+    &["ALTER TABLE namespace ADD COLUMN relay_lease_ms INTEGER"],
 ];
 
 /// The registry object's schema, as migrations (see

@@ -118,6 +118,7 @@ pub(crate) fn grant_as(owner: &str, name: &str, inc: &str, id: &str, count: u64)
         owner: owner.into(),
         relay: false,
         via: None,
+        lease_ms: None,
     }
 }
 

@@ -227,7 +227,7 @@ impl DurableObject for Namespace {
             settings::check_interval(env_text(&env, "RANGEID_CHECK_SECONDS").as_deref())
                 .map(|s| s as i64 * 1000);
         let relays = settings::relay_lease_ms(env_text(&env, "RANGEID_RELAY_LEASE_MS").as_deref())
-            .and_then(|ms| RelayDesk::new(ms, now_ms()).map_err(|e| e.to_string()))
+            .and_then(|ms| RelayDesk::at_start(&sql, ms, now_ms()))
             .map(RefCell::new);
         let gate = Rc::new(Gate::default());
         #[cfg(feature = "test-switches")]
@@ -348,9 +348,11 @@ impl Namespace {
     /// witness heard from since this instance started) and the fence;
     /// everything else straight to the storage logic.
     async fn serve(&self, request: &ObjectRequest) -> HttpReply {
-        let Ok(relays) = &self.relays else {
-            return ApiError::unavailable("authority misconfigured: RANGEID_RELAY_LEASE_MS")
-                .reply();
+        let relays = match &self.relays {
+            Ok(relays) => relays,
+            Err(e) => {
+                return ApiError::unavailable(format!("the relay gate cannot start: {e}")).reply()
+            }
         };
         // A relay's range request while relays are off: refused before
         // anything else (RelayDesk::screen).

@@ -37,7 +37,7 @@ fn with_relay_grant(count: u64) -> (MemSql, (u128, u128)) {
         request_id: RequestId::new("r1").unwrap(),
         count,
     };
-    let (s, g) = call(&db, root_request(request, &region("eu")));
+    let (s, g) = call(&db, root_request(request, &region("eu"), 10_000));
     assert_eq!(s, 200, "{g}");
     (db, range_of(&g))
 }
