@@ -78,6 +78,45 @@ test("a lookup finds the grant a generator took, and says plainly when none is r
   await page.context().close();
 });
 
+test("through a relay: the Relays table shows what each relay holds and reported, and a lookup names the generator and its relay", async () => {
+  const ns = uniqueNs("relayed");
+  await createNamespace(stack, ns);
+  const on = await stack.authority.req("POST", `/v1/namespaces/${ns}/relays`, { token: stack.admin, body: { relays: "on", reason: "page test" } });
+  assert.equal(on.status, 200, on.text);
+  const grant = (id) => stack.authority.req("POST", "/v1/ranges?region=r5", {
+    token: stack.generator, body: { namespace: ns, incarnation: "inc-relayed", requestId: id, count: 7 },
+  });
+  // The first teaches the front that relays are on; the second is a relay's.
+  assert.equal((await grant("r1")).status, 200);
+  const g = (await grant("r2")).body;
+  // Its report reaches the ledger within a couple of seconds, and the
+  // registry the summary soon after.
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const s = await stack.authority.req("GET", `/v1/namespaces/${ns}`, { token: stack.admin });
+    if (s.body.ledger?.relays?.[0]?.kept === 1) break;
+    assert.ok(Date.now() < deadline, s.text);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const page = await newPage(stack);
+  await signIn(stack, page, stack.admin, `#/ns/${ns}`);
+  const table = page.getByRole("region", { name: "Relays" });
+  await table.getByText("relay@r5").waitFor();
+  const row = await table.locator("tbody tr").first().textContent();
+  assert.match(row, /relay@r5/);
+
+  await page.getByLabel("ID", { exact: true }).fill(g.start);
+  await page.getByRole("button", { name: "Look up" }).click();
+  const result = page.getByTestId("lookup-result");
+  await result.getByText("Through relay").waitFor();
+  const text = await result.textContent();
+  assert.ok(text.includes("gen-7"), text);
+  assert.ok(text.includes("relay@r5"), text);
+  assert.ok(!text.includes("not reported"), text);
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
+
 test("recent grants list the newest first and page back with nextBefore", async () => {
   const ns = uniqueNs("grants");
   await createNamespace(stack, ns);
