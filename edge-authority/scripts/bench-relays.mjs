@@ -83,7 +83,7 @@ const REGIONS = Array.from({ length: regionCount }, (_, i) => `r${i}`);
 const MAX_COUNT = 2 ** 53 - 1;
 
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const percentile = (sorted, p) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]);
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
