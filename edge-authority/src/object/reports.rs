@@ -160,10 +160,18 @@ pub fn keep(
     sql.atomically(&mut || {
         result = Kept::default();
         let mut matched = Vec::new();
+        // A relay cuts many sub-grants from one root grant, reported in
+        // order: the root found for one usually holds the next, read once.
+        let mut root: Option<Span> = None;
         for r in grants {
             let ok = match r.sub_grant(*ns) {
-                Some(g) => span_holding(sql, g.grant.range.start())?
-                    .is_some_and(|root| g.lies_in(&root, &relay_owner)),
+                Some(g) => {
+                    let start = g.grant.range.start();
+                    if root.is_none_or(|s| s.index_holding(start).is_none()) {
+                        root = span_holding(sql, start)?;
+                    }
+                    root.is_some_and(|root| g.lies_in(&root, &relay_owner))
+                }
                 None => false,
             };
             if ok {
