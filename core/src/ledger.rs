@@ -385,8 +385,9 @@ impl Limits {
     /// for grants, so a relay's reports can never refuse a generator's
     /// range (docs/relays.md §6).
     pub const fn report_room(&self, rows: u64, relay_rows: u64, offered: u64) -> u64 {
-        let ledger = (self.ledger_rows - self.ledger_rows / 4).saturating_sub(rows);
-        let relay = (self.sub_ledger_rows - self.sub_ledger_rows / 4).saturating_sub(relay_rows);
+        let ledger = (self.ledger_rows - self.ledger_rows.div_ceil(4)).saturating_sub(rows);
+        let relay =
+            (self.sub_ledger_rows - self.sub_ledger_rows.div_ceil(4)).saturating_sub(relay_rows);
         let room = if ledger < relay { ledger } else { relay };
         if offered < room {
             offered

@@ -46,7 +46,9 @@ export function limitsPairs(s) {
     out.push(["ledger", `${s.ledger.rows} rows${s.ledger.bytes === null ? "" : `, ${s.ledger.bytes} bytes of storage`}${top ? `; most: ${top}` : ""}`]);
     // What relays reported (authorities with relays' reports).
     for (const r of s.ledger.relays ?? []) {
-      out.push([r.sub, `holds ${r.held} IDs, ${r.subGrants} sub-grants, abandoned ${r.abandoned} IDs; reports: ${r.kept} kept in ${r.batches} batches, ${r.dropped} lost; last ${r.lastAt}`]);
+      const lost = [[r.dropped, "no room"], [r.backlogDropped, "relay backlog"], [r.unmatched, "unmatched"]]
+        .filter(([n]) => n > 0).map(([n, why]) => `${n} ${why}`).join(", ");
+      out.push([r.sub, `holds ${r.held} IDs, ${r.subGrants} sub-grants, abandoned ${r.abandoned} IDs; reports: ${r.kept} kept in ${r.batches} batches${lost ? `, not kept: ${lost}` : ""}; last ${r.lastAt}`]);
     }
   }
   return out;

@@ -118,8 +118,10 @@ pub struct RelayReportsView {
     pub sub_grants: Option<Number>,
     /// Sub-grants kept in the ledger.
     pub kept: Option<Number>,
-    /// Sub-grants whose report was lost.
+    /// Sub-grants not kept for lack of room.
     pub dropped: Option<Number>,
+    /// Sub-grants the relay's instance dropped from its backlog.
+    pub backlog_dropped: Option<Number>,
 }
 
 /// The limits, as the metrics read them.
@@ -304,7 +306,12 @@ pub fn render(summaries: &[SummaryView]) -> String {
     let mut relay_lost = Family::new(
         "rangeid_relay_report_lost_sub_grants_total",
         "counter",
-        "Sub-grants of the relay whose report was lost (the relay's backlog was full, or the ledger had no room for reports).",
+        "Sub-grants of the relay reported but not kept for lack of room in the ledger's budgets.",
+    );
+    let mut relay_backlog = Family::new(
+        "rangeid_relay_backlog_dropped_sub_grants_total",
+        "counter",
+        "Sub-grants the relay's current instance dropped from its full report backlog (resets when the relay restarts).",
     );
     for s in summaries {
         let Some(ns) = s.namespace.as_deref() else {
@@ -358,6 +365,7 @@ pub fn render(summaries: &[SummaryView]) -> String {
             put(&mut relay_abandoned, &labels, r.abandoned.as_ref());
             put(&mut relay_kept, &labels, r.kept.as_ref());
             put(&mut relay_lost, &labels, r.dropped.as_ref());
+            put(&mut relay_backlog, &labels, r.backlog_dropped.as_ref());
         }
     }
     let mut out = String::new();
@@ -381,6 +389,7 @@ pub fn render(summaries: &[SummaryView]) -> String {
         relay_abandoned,
         relay_kept,
         relay_lost,
+        relay_backlog,
     ] {
         let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
         let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
@@ -447,7 +456,7 @@ mod tests {
             !text.contains("rangeid_namespace_exhaustion_seconds{"),
             "no rate, no estimate"
         );
-        assert_eq!(text.matches("# HELP").count(), 19);
+        assert_eq!(text.matches("# HELP").count(), 20);
         assert!(
             !text.contains("rangeid_namespace_next{namespace=\"q"),
             "a null is no sample"
@@ -480,6 +489,8 @@ mod tests {
                 batches: 2,
                 kept: 3,
                 dropped: 4,
+                backlog_dropped: 8,
+                unmatched: 9,
                 last_at: "2026-12-03T00:00:00.000Z".into(),
                 incarnation: "a".repeat(32),
                 held: DecU64(18_446_744_073_709_551_615),
@@ -496,6 +507,7 @@ mod tests {
             "rangeid_relay_abandoned_ids_total{namespace=\"orders\",relay=\"relay@weur\"} 6\n",
             "rangeid_relay_reported_sub_grants_total{namespace=\"orders\",relay=\"relay@weur\"} 3\n",
             "rangeid_relay_report_lost_sub_grants_total{namespace=\"orders\",relay=\"relay@weur\"} 4\n",
+            "rangeid_relay_backlog_dropped_sub_grants_total{namespace=\"orders\",relay=\"relay@weur\"} 8\n",
         ] {
             assert!(rendered.contains(line), "{line} in {rendered}");
         }

@@ -83,6 +83,15 @@ impl Stored {
         }
     }
 
+    /// As the start rule reads a setting it cannot trust yet: `Never` as
+    /// `Off`.
+    const fn max_known(self) -> Stored {
+        match self {
+            Stored::Never => Stored::Off,
+            other => other,
+        }
+    }
+
     fn decode(v: Option<&str>) -> Result<Stored, StoreError> {
         match v {
             None => Ok(Stored::Never),
@@ -129,22 +138,29 @@ pub fn for_acts(sql: &impl Sql) -> Result<Stored, StoreError> {
     })
 }
 
-/// The mark to raise the fence's witness to before relays are turned on
-/// for the first time (the stored setting is `NULL`): one past the
-/// object's fence, so that any copy of its storage from before is below
-/// the witness, a rollback at its start. `None` when relays were on
-/// before, or the fence is at its end already. Refuses like the change
-/// itself when the namespace does not exist.
+/// Before relays are turned on (they are not on now): the mark to raise
+/// the fence's witness to first, one past the highest the object asked
+/// for or holds (`fence_asked`, `fence`), so that any copy of its storage
+/// from before is below the witness, a rollback at its start. A setting
+/// never turned on is first stored `off` ("were on at some time"), in a
+/// commit before the raise, so that a copy taken while the raise is on
+/// its way keeps the start rule too. `None` when relays are on already,
+/// or the fence is at its end. Refuses like the change itself when the
+/// namespace does not exist.
 pub fn first_on_mark(
     sql: &impl Sql,
     ns: &rangeid_core::Namespace,
 ) -> Result<Option<u128>, ApiError> {
     let row = super::load(sql, ns)?;
-    if stored(sql).map_err(super::unavailable)? != Stored::Never {
+    let setting = stored(sql).map_err(super::unavailable)?;
+    if setting.is_on() {
         return Ok(None);
     }
-    let fence = row.state.fence();
-    Ok((fence < 1 << 64).then_some(fence + 1))
+    if setting == Stored::Never {
+        store(sql, Stored::Off).map_err(super::unavailable)?;
+    }
+    let top = row.state.fence().max(row.fence_asked);
+    Ok((top < 1 << 64).then_some(top + 1))
 }
 
 /// The longest lease a relay object of this namespace ever asked under
@@ -160,7 +176,9 @@ pub fn widest_lease(sql: &impl Sql) -> Result<Option<u64>, StoreError> {
 /// Keeps `lease_ms`, the lease a relay object asks under, when it is the
 /// longest yet: the object's gate waits it out in this run
 /// ([`RelayDesk::answered`]) and, read at each start, in later runs
-/// ([`RelayDesk::widen`]). During a deployment that shortens
+/// ([`RelayDesk::widen`]). A restore of the object's storage to a copy
+/// from before a longer lease was seen forgets it: lower the lease and
+/// restore one after the other, a lease apart. During a deployment that shortens
 /// `RANGEID_RELAY_LEASE_MS`, a relay still on the old version is so
 /// waited out for its whole lease. A lease out of core's bounds is refused
 /// (`503`), nothing granted.
@@ -222,7 +240,8 @@ pub fn route_hint(sql: &impl Sql, request: &ObjectRequest) -> Option<&'static st
 /// reports into the ledger, so a token that names region after region
 /// could otherwise make the namespace object feed and revoke relays
 /// without bound. A region past it is refused until one held nothing for
-/// a lease (`RelayDesk::screen`).
+/// a lease (`RelayDesk::screen`); its relay stops, and its generators are
+/// served by the namespace object meanwhile.
 pub const MAX_RELAY_REGIONS: usize = 32;
 
 /// Core's [`RelayGate`] for one run of the namespace object, made at its
@@ -371,8 +390,9 @@ impl RelayDesk {
 
     /// Before `request` is served: a relay's range request is refused
     /// (`403 forbidden`) while relays are off or once its incarnation was
-    /// revoked, and (`503 unavailable`) from a relay object of a region
-    /// beyond the [`MAX_RELAY_REGIONS`] that may hold ranges now;
+    /// revoked, or from a relay object of a region beyond the
+    /// [`MAX_RELAY_REGIONS`] that may hold ranges now (that relay stops,
+    /// and its generators are served by the namespace object);
     /// everything else passes. Storage that cannot be read refuses it
     /// (`503`), never admits it.
     pub fn screen(
@@ -399,11 +419,18 @@ impl RelayDesk {
                 .map(|(_, r)| r)
                 .collect();
             if !regions.contains(region) && regions.len() >= MAX_RELAY_REGIONS {
-                return Err(ApiError::unavailable(format!(
-                    "{MAX_RELAY_REGIONS} relay regions hold ranges of this namespace already; \
-                     region {:?} is served once one of them has been idle a lease",
-                    region.as_str()
-                )));
+                // Forbidden: the relay stops and sends its generators'
+                // requests to the namespace object (a stopped relay's 503
+                // with the route header), which serves them directly.
+                return Err(ApiError::new(
+                    rangeid_core::ErrorCode::Forbidden,
+                    format!(
+                        "{MAX_RELAY_REGIONS} relay regions hold ranges of this namespace already; \
+                         region {:?} is served by the namespace object until one of them has \
+                         been idle a lease",
+                        region.as_str()
+                    ),
+                ));
             }
         }
         Ok(())
@@ -413,13 +440,17 @@ impl RelayDesk {
     /// between: a grant to a relay (new or replayed) is recorded; a
     /// freeze, floor, export or relays turned off that succeeded answers
     /// the act to wait for before replying, if any. Storage that cannot
-    /// be read counts as relays on (wait, never skip the wait).
+    /// be read counts as relays on (wait, never skip the wait), and so
+    /// does a namespace whose object has not `started` (heard from its
+    /// witness since it started): a restore it has not seen yet may hide
+    /// that relays were on.
     pub fn answered(
         &mut self,
         sql: &impl Sql,
         request: &ObjectRequest,
         status: u16,
         now: i64,
+        started: bool,
     ) -> Option<AdminAct> {
         if status != 200 {
             return None;
@@ -444,7 +475,15 @@ impl RelayDesk {
             | ObjectRequest::SetRelays {
                 relays: RelaysSetting::Off,
                 ..
-            } => self.begin(for_acts(sql).unwrap_or(Stored::On), now),
+            } => {
+                let setting = for_acts(sql).unwrap_or(Stored::On);
+                let setting = if started {
+                    setting
+                } else {
+                    setting.max_known()
+                };
+                self.begin(setting, now)
+            }
             _ => None,
         }
     }
@@ -622,6 +661,16 @@ mod tests {
         assert_eq!(status, 404);
     }
 
+    thread_local! {
+        /// Whether the object in a test has heard from its witness since
+        /// its start (the driver's start gate): yes unless a test says.
+        static STARTED: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+    }
+
+    fn started(_db: &crate::object::store::mem::MemSql) -> bool {
+        STARTED.with(std::cell::Cell::get)
+    }
+
     /// The namespace object's requests as the driver serves them: screened,
     /// handled, then answered to the desk, all at `now`.
     fn serve(
@@ -634,7 +683,7 @@ mod tests {
             return (e.reply().status, None);
         }
         let status = crate::object::tests::run(db, r, now).reply.status;
-        (status, d.answered(db, r, status, now))
+        (status, d.answered(db, r, status, now, started(db)))
     }
 
     fn relay_grant(inc: &str, id: &str) -> ObjectRequest {
@@ -828,7 +877,7 @@ mod tests {
         }
         // One more region: refused, nothing granted; those live still served.
         let (status, _) = serve(&mut d, &db, &from(MAX_RELAY_REGIONS, "r1"), T0 + 2);
-        assert_eq!(status, 503);
+        assert_eq!(status, 403);
         assert_eq!(serve(&mut d, &db, &from(3, "r2"), T0 + 2).0, 200);
         // Once the others held nothing for a lease, it is served.
         let later = T0 + 2 + wait;
@@ -879,6 +928,63 @@ mod tests {
         assert_eq!(
             record_lease(&db, 1).map_err(|e| e.code),
             Err(ErrorCode::Unavailable)
+        );
+    }
+
+    #[test]
+    fn a_lost_raise_answer_before_relays_first_on_does_not_hide_a_restore() {
+        use crate::object::tests::{check, create_req, db, grant_req, restore, snapshot, T0};
+        let db = db();
+        let mut d = desk(T0);
+        serve(&mut d, &db, &create_req("orders", 1, 1_000_000, 100), T0);
+        assert_eq!(
+            serve(&mut d, &db, &grant_req("orders", INC, "r1", 5), T0).0,
+            200
+        );
+        // A background raise whose answer was lost: asked recorded, the
+        // witness applied it, the fence did not move.
+        let fence = crate::object::load_any(&db).unwrap().unwrap().state.fence();
+        let asked = fence + 50;
+        crate::object::grant::record_asked(&db, asked).unwrap();
+        crate::object::tests::WITNESS.with(|w| w.set(asked));
+        let copy = snapshot(&db);
+        serve(&mut d, &db, &set_relays(RelaysSetting::On), T0 + 1);
+        assert_eq!(serve(&mut d, &db, &relay_grant(INC, "r1"), T0 + 2).0, 200);
+        restore(&db, &copy);
+        let start = T0 + 100;
+        let heard = check(&db, start);
+        let mut d = desk(start);
+        let (_, act) = serve(&mut d, &db, &freeze(), start + 1);
+        assert!(
+            heard.forward && act.is_some(),
+            "restore unseen: heard {heard:?}, act {act:?}, for_acts {:?}",
+            for_acts(&db)
+        );
+    }
+
+    #[test]
+    fn a_freeze_before_the_start_heard_the_witness_waits_as_if_relays_were_on() {
+        use crate::object::tests::{create_req, db, grant_req, restore, snapshot, T0};
+        let db = db();
+        let mut d = desk(T0);
+        serve(&mut d, &db, &create_req("orders", 1, 1_000_000, 100), T0);
+        assert_eq!(
+            serve(&mut d, &db, &grant_req("orders", INC, "r1", 5), T0).0,
+            200
+        );
+        let copy = snapshot(&db);
+        serve(&mut d, &db, &set_relays(RelaysSetting::On), T0 + 1);
+        assert_eq!(serve(&mut d, &db, &relay_grant(INC, "r1"), T0 + 2).0, 200);
+        restore(&db, &copy);
+        // The start could not read the witness (no check): a freeze,
+        // which does not wait for it, must wait as if relays were on.
+        STARTED.with(|s| s.set(false));
+        let start = T0 + 100;
+        let mut d = desk(start);
+        let (_, act) = serve(&mut d, &db, &freeze(), start + 1);
+        assert!(
+            act.is_some(),
+            "acknowledged at once before the witness was heard"
         );
     }
 

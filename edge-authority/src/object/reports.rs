@@ -6,9 +6,12 @@
 //!   it lies inside a retained grant of that relay's incarnation
 //!   ([`SubGrant::lies_in`]); one already kept is known (a batch sent
 //!   twice keeps nothing twice). Kept rows count in the ledger's budget
-//!   and the relay's own (`relay@REGION` in `subs`), and never take the
-//!   last quarter of either ([`rangeid_core::ledger::Limits::report_room`]): reports cannot
-//!   refuse a grant. Past that room a sub-grant is dropped and counted.
+//!   and the generator's (its `sub` in `subs`), as its grant would have
+//!   from the object, and never fill more than three quarters of either
+//!   ([`rangeid_core::ledger::Limits::report_room`]): the last quarter
+//!   stays for grants, and one generator's sub-grants cannot crowd out
+//!   another's reports. Past that room a sub-grant is dropped and
+//!   counted.
 //! - [`holding`]: the kept sub-grant holding an ID, for the lookup.
 //! - [`prune`]: reports go with the retention, as grants do.
 //! - [`by_relay`]: what each relay's reports brought, for the summary.
@@ -19,6 +22,8 @@
 //! that reaches the object directly (its relay restarted, or relays were
 //! turned off) is a new request here, answered with a new range, and the
 //! generator's install-once makes the sub-range it never got a gap.
+
+use std::collections::BTreeMap;
 
 use rangeid_core::authority::Owner;
 use rangeid_core::ledger::Span;
@@ -180,12 +185,28 @@ pub fn keep(
                 result.unmatched += 1;
             }
         }
-        let (rows, limits) = spans::budget(sql)?;
-        let relay_rows = spans::rows_of(sql, relay_owner.as_str())?;
-        let room = limits.report_room(rows, relay_rows, matched.len() as u64);
-        for (i, r) in matched.iter().enumerate() {
-            if i as u64 >= room {
-                result.dropped += 1;
+        // Each kept row counts in the ledger's rows and the generator's, as
+        // the grant would had it taken it from the object: reports stay out
+        // of the last quarter of each.
+        let (mut rows, limits) = spans::budget(sql)?;
+        let mut by_sub: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        for r in matched {
+            let sub = Owner::new(&r.sub).as_str().to_owned();
+            let held = match by_sub.get(&sub) {
+                Some((held, _)) => *held,
+                None => spans::rows_of(sql, &sub)?,
+            };
+            if limits.report_room(rows, held, 1) == 0 {
+                // No room: one kept before (a batch sent again) is known.
+                let known = sql.exec(
+                    "SELECT 1 FROM reports WHERE start = ?",
+                    &[pad(r.start.0.into()).into()],
+                )?;
+                if known.is_empty() {
+                    result.dropped += 1;
+                } else {
+                    result.known += 1;
+                }
                 continue;
             }
             let inserted = sql.exec(
@@ -195,7 +216,7 @@ pub fn keep(
                 &[
                     pad(r.start.0.into()).into(),
                     pad(r.end.0).into(),
-                    r.sub.as_str().into(),
+                    sub.as_str().into(),
                     r.incarnation.as_str().into(),
                     r.request_id.as_str().into(),
                     relay_owner.as_str().into(),
@@ -207,14 +228,22 @@ pub fn keep(
                 result.known += 1;
             } else {
                 result.kept += 1;
+                rows += 1;
+                let entry = by_sub.entry(sub).or_insert((held, 0));
+                *entry = (entry.0 + 1, entry.1 + 1);
             }
         }
-        spans::add_rows(sql, relay_owner.as_str(), result.kept, now)?;
+        for (sub, (_, added)) in &by_sub {
+            spans::add_rows(sql, sub, *added, now)?;
+        }
+        spans::add_ledger_rows(sql, result.kept)?;
         sql.exec(
             "INSERT INTO relay_reports (relay, batches, kept, dropped, last_at, incarnation, \
-             held, abandoned, sub_grants, relay_dropped) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?) \
+             held, abandoned, sub_grants, relay_dropped, unmatched) \
+             VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
              ON CONFLICT (relay) DO UPDATE SET batches = batches + 1, \
              kept = kept + excluded.kept, dropped = dropped + excluded.dropped, \
+             unmatched = unmatched + excluded.unmatched, \
              last_at = excluded.last_at, incarnation = excluded.incarnation, \
              held = excluded.held, abandoned = excluded.abandoned, \
              sub_grants = excluded.sub_grants, relay_dropped = excluded.relay_dropped",
@@ -228,6 +257,7 @@ pub fn keep(
                 pad(view.abandoned.0.into()).into(),
                 count(view.sub_grants)?,
                 count(view.dropped)?,
+                count(result.unmatched)?,
             ],
         )?;
         Ok(())
@@ -287,21 +317,25 @@ pub fn holding(
 }
 
 /// Deletes at most [`PRUNE_BATCH`] reports kept before `cutoff`, taking
-/// them off their relays' and the ledger's row counts in the same
-/// transaction. Returns when the oldest left was kept, if any.
+/// them off their generators' and the ledger's row counts in the same
+/// transaction, and forgets relays that reported nothing since then.
+/// Returns when the oldest report left was kept, if any.
 pub fn prune(sql: &impl Sql, cutoff: i64) -> Result<Option<i64>, StoreError> {
     sql.atomically(&mut || {
         const BATCH: &str = "SELECT rowid FROM reports WHERE at < ? ORDER BY at, rowid LIMIT ?";
         let params = [Value::Int(cutoff), Value::Int(PRUNE_BATCH)];
-        let by_relay = sql.exec(
-            &format!("SELECT relay, COUNT(*) FROM reports WHERE rowid IN ({BATCH}) GROUP BY relay"),
+        let by_owner = sql.exec(
+            &format!("SELECT owner, COUNT(*) FROM reports WHERE rowid IN ({BATCH}) GROUP BY owner"),
             &params,
         )?;
-        for r in &by_relay {
+        let mut pruned = 0;
+        for r in &by_owner {
             let n = u64::try_from(int(r, 1)?).unwrap_or(0);
             spans::remove_rows(sql, text(r, 0)?, n)?;
+            pruned += n;
         }
-        if !by_relay.is_empty() {
+        spans::remove_ledger_rows(sql, pruned)?;
+        if pruned > 0 {
             sql.exec(
                 &format!("DELETE FROM reports WHERE rowid IN ({BATCH})"),
                 &params,
@@ -309,6 +343,10 @@ pub fn prune(sql: &impl Sql, cutoff: i64) -> Result<Option<i64>, StoreError> {
         }
         Ok(())
     })?;
+    sql.exec(
+        "DELETE FROM relay_reports WHERE last_at < ?",
+        &[Value::Int(cutoff)],
+    )?;
     let rows = sql.exec("SELECT MIN(at) FROM reports", &[])?;
     Ok(match rows.first() {
         Some(r) => opt_int(r, 0)?,
@@ -321,7 +359,8 @@ pub fn prune(sql: &impl Sql, cutoff: i64) -> Result<Option<i64>, StoreError> {
 pub fn by_relay(sql: &impl Sql) -> Result<Vec<RelayReports>, StoreError> {
     sql.exec(
         "SELECT relay, batches, kept, dropped, last_at, incarnation, held, abandoned, \
-         sub_grants, relay_dropped FROM relay_reports ORDER BY last_at DESC, relay LIMIT ?",
+         sub_grants, relay_dropped, unmatched FROM relay_reports \
+         ORDER BY last_at DESC, relay LIMIT ?",
         &[Value::Int(RELAYS_SHOWN.into())],
     )?
     .iter()
@@ -331,7 +370,9 @@ pub fn by_relay(sql: &impl Sql) -> Result<Vec<RelayReports>, StoreError> {
             sub: text(r, 0)?.to_owned(),
             batches: n(1)?,
             kept: n(2)?,
-            dropped: n(3)?.saturating_add(n(9)?),
+            dropped: n(3)?,
+            backlog_dropped: n(9)?,
+            unmatched: n(10)?,
             last_at: rfc3339(int(r, 4)?),
             incarnation: text(r, 5)?.to_owned(),
             held: DecU64(unpad_u64(text(r, 6)?)?),

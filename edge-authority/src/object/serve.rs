@@ -523,7 +523,8 @@ mod tests {
             actor: "ops".into(),
         };
         let fence = load_any(&db).unwrap().unwrap().state.fence();
-        // The witness cannot be reached: relays stay off, nothing audited.
+        // The witness cannot be reached: relays stay off (stored `off`,
+        // "were on at some time", before the raise was sent).
         let mut s = Serving::new(&on);
         assert_eq!(
             s.poll(&db, 0, T0),
@@ -535,7 +536,7 @@ mod tests {
         s.handle_raised(Err("down".into()));
         let done = finished(s.poll(&db, 0, T0));
         assert_eq!(done.reply.status, 503, "{}", done.reply.body);
-        assert_eq!(relays::stored(&db), Ok(relays::Stored::Never));
+        assert_eq!(relays::stored(&db), Ok(relays::Stored::Off));
         // Reached: on, and a second turn on raises nothing.
         let mut s = Serving::new(&on);
         assert!(matches!(s.poll(&db, 0, T0), Action::Raise { .. }));

@@ -225,7 +225,8 @@ pub fn rows_of(sql: &impl Sql, sub: &str) -> Result<u64, StoreError> {
 }
 
 /// Counts `n` more rows, not spans of grants (a relay's reports), for
-/// `sub` and the ledger. Run it in the transaction that adds them.
+/// `sub` (the ledger's count: [`add_ledger_rows`]). Run it in the
+/// transaction that adds them.
 pub fn add_rows(sql: &impl Sql, sub: &str, n: u64, now: i64) -> Result<(), StoreError> {
     if n == 0 {
         return Ok(());
@@ -241,24 +242,38 @@ pub fn add_rows(sql: &impl Sql, sub: &str, n: u64, now: i64) -> Result<(), Store
             Value::Int(now.saturating_sub(BUCKET_FORGOTTEN_MS)),
         ],
     )?;
-    sql.exec(
-        "UPDATE budget SET rows = rows + ? WHERE id = 1",
-        &[small(n)?],
-    )?;
     Ok(())
 }
 
-/// Takes `n` rows added with [`add_rows`] off `sub`'s and the ledger's
-/// counts. Run it in the transaction that deletes them.
+/// Counts `n` more rows that are not spans of grants in the ledger.
+pub fn add_ledger_rows(sql: &impl Sql, n: u64) -> Result<(), StoreError> {
+    if n > 0 {
+        sql.exec(
+            "UPDATE budget SET rows = rows + ? WHERE id = 1",
+            &[small(n)?],
+        )?;
+    }
+    Ok(())
+}
+
+/// Takes `n` rows added with [`add_rows`] off `sub`'s count. Run it in
+/// the transaction that deletes them.
 pub fn remove_rows(sql: &impl Sql, sub: &str, n: u64) -> Result<(), StoreError> {
     sql.exec(
         "UPDATE subs SET rows = MAX(rows - ?, 0) WHERE sub = ?",
         &[small(n)?, sub.into()],
     )?;
-    sql.exec(
-        "UPDATE budget SET rows = MAX(rows - ?, 0) WHERE id = 1",
-        &[small(n)?],
-    )?;
+    Ok(())
+}
+
+/// Takes `n` rows added with [`add_ledger_rows`] off the ledger's count.
+pub fn remove_ledger_rows(sql: &impl Sql, n: u64) -> Result<(), StoreError> {
+    if n > 0 {
+        sql.exec(
+            "UPDATE budget SET rows = MAX(rows - ?, 0) WHERE id = 1",
+            &[small(n)?],
+        )?;
+    }
     Ok(())
 }
 

@@ -247,8 +247,12 @@ pub const NAMESPACE_MIGRATIONS: &[&[&str]] = &[
         )",
     ],
     // 8: the longest lease a relay object ever asked under
-    // (`object::relays::record_lease`), NULL before any.
-    &["ALTER TABLE namespace ADD COLUMN relay_lease_ms INTEGER"],
+    // (`object::relays::record_lease`), NULL before any; and per relay the
+    // sub-grants reported that lay in none of its retained grants.
+    &[
+        "ALTER TABLE namespace ADD COLUMN relay_lease_ms INTEGER",
+        "ALTER TABLE relay_reports ADD COLUMN unmatched INTEGER NOT NULL DEFAULT 0",
+    ],
 ];
 
 /// The registry object's schema, as migrations (see

@@ -115,7 +115,7 @@ pub struct SubRows {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LedgerJson {
-    /// Rows (spans of grants) it holds.
+    /// Rows it holds: spans of grants, and relays' reported sub-grants.
     pub rows: u64,
     /// The bytes of the namespace object's whole storage, where the
     /// runtime says.
@@ -137,9 +137,15 @@ pub struct RelayReports {
     pub batches: u64,
     /// Sub-grants kept.
     pub kept: u64,
-    /// Sub-grants reported lost: dropped by the relay (its backlog was
-    /// full) or by the ledger (no room left for reports).
+    /// Sub-grants not kept for lack of room in the ledger's budgets.
     pub dropped: u64,
+    /// Sub-grants the relay's current instance dropped from its full
+    /// report backlog (starts again from 0 when the relay restarts).
+    pub backlog_dropped: u64,
+    /// Sub-grants reported that lay in none of the relay's retained
+    /// grants (a report that came after its grant was pruned, or a wrong
+    /// one): not kept.
+    pub unmatched: u64,
     /// When the latest batch arrived.
     pub last_at: String,
     /// The relay's incarnation at its latest batch.

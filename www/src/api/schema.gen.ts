@@ -2131,15 +2131,17 @@ export interface components {
             idsGranted: string;
             /** Format: date-time */
             lastGrantAt: string | null;
-            /** @description the grant ledger: rows (spans of grants), the object's storage in bytes (null where the runtime does not say) and the subs holding the most rows */
+            /** @description the grant ledger: rows (spans of grants, and relays' reported sub-grants), the object's storage in bytes (null where the runtime does not say) and the subs holding the most rows */
             ledger: {
                 bytes: number | null;
                 /** @description what relays reported of their sub-grants (docs/relays.md §6), the latest first; absent from authorities before reports */
                 relays?: {
                     /** @description IDs the relay's instance had abandoned by its latest report (expired, revoked, late); a restart's loss is not counted here */
                     abandoned: string;
+                    /** @description sub-grants the relay's current instance dropped from its full report backlog (from 0 again when it restarts) */
+                    backlogDropped: number;
                     batches: number;
-                    /** @description sub-grants whose report was lost: the relay's backlog was full, or the ledger had no room for reports */
+                    /** @description sub-grants not kept for lack of room in the ledger's budgets (reports never fill more than three quarters of the ledger's or the generator's rows) */
                     dropped: number;
                     /** @description IDs the relay held at its latest report */
                     held: string;
@@ -2154,6 +2156,8 @@ export interface components {
                     sub: string;
                     /** @description sub-grants the relay's instance had handed out by its latest report */
                     subGrants: number;
+                    /** @description sub-grants reported that lay in none of the relay's retained grants (their grant pruned first, or a wrong report): not kept */
+                    unmatched: number;
                 }[];
                 rows: number;
                 topSubs: {

@@ -21,7 +21,7 @@ export function RelaysTable({ summary: s }: { summary: Summary }) {
               <th scope="col" class="num">Sub-grants</th>
               <th scope="col" class="num">Abandoned (IDs)</th>
               <th scope="col" class="num">Reported</th>
-              <th scope="col" class="num">Reports lost</th>
+              <th scope="col" class="num">Not kept</th>
               <th scope="col">Last report</th>
             </tr>
           </thead>
@@ -33,7 +33,9 @@ export function RelaysTable({ summary: s }: { summary: Summary }) {
                 <td class="num">{grouped(String(r.subGrants))}</td>
                 <td class="num">{grouped(r.abandoned)}</td>
                 <td class="num" title={`${r.batches} batches`}>{grouped(String(r.kept))}</td>
-                <td class="num">{grouped(String(r.dropped))}</td>
+                <td class="num" title={`${r.dropped ?? 0} for lack of room, ${r.backlogDropped ?? 0} from the relay's backlog, ${r.unmatched ?? 0} outside its grants`}>
+                  {grouped(String((r.dropped ?? 0) + (r.backlogDropped ?? 0) + (r.unmatched ?? 0)))}
+                </td>
                 <td><Timestamp at={r.lastAt} /></td>
               </tr>
             ))}

@@ -426,9 +426,13 @@ impl Namespace {
         };
         // In the same step as the decision (no await since `poll`): a grant
         // to a relay is recorded; an act that must reach relays is waited.
-        let act = relays
-            .borrow_mut()
-            .answered(&self.sql, request, done.reply.status, now_ms());
+        let act = relays.borrow_mut().answered(
+            &self.sql,
+            request,
+            done.reply.status,
+            now_ms(),
+            self.gate.started.get(),
+        );
         if let Some(act) = act {
             self.wait_out(relays, request.namespace(), act).await;
         }

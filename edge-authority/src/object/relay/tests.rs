@@ -135,7 +135,7 @@ fn serve(desk: &mut RelayDesk, db: &MemSql, r: &ObjectRequest, now: i64) -> Http
         return e.reply();
     }
     let reply = run(db, r, now).reply;
-    let _ = desk.answered(db, r, reply.status, now);
+    let _ = desk.answered(db, r, reply.status, now, true);
     reply
 }
 
@@ -284,7 +284,7 @@ fn a_revocation_closes_the_named_incarnation_and_the_object_stops_waiting() {
     let status = run(&w.db, &freeze, t + 1).reply.status;
     let mut act = w
         .desk
-        .answered(&w.db, &freeze, status, t + 1)
+        .answered(&w.db, &freeze, status, t + 1, true)
         .expect("a relay holds a grant");
     assert!(w.desk.wait_ms(&mut act, t + 1).is_some());
     let mut asked = BTreeSet::new();

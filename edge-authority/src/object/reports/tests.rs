@@ -143,8 +143,11 @@ fn a_lookup_names_the_generator_once_reported_and_the_relay_before() {
         (r["batches"].as_u64(), r["kept"].as_u64()),
         (Some(2), Some(2))
     );
-    // The relay's own drops, as it last said.
-    assert_eq!(r["dropped"], 1);
+    // The relay's own drops, as it last said; none for lack of room.
+    assert_eq!(
+        (r["dropped"].as_u64(), r["backlogDropped"].as_u64()),
+        (Some(0), Some(1))
+    );
     assert_eq!(
         (r["held"].as_str(), r["abandoned"].as_str()),
         (Some("900"), Some("7"))
@@ -174,6 +177,13 @@ fn a_report_outside_the_relays_own_grant_is_not_kept() {
             "{g:?}"
         );
     }
+    let relays = summary(&db)["ledger"]["relays"].clone();
+    let eu = relays
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["sub"] == "relay@eu");
+    assert_eq!(eu.unwrap()["unmatched"], 4);
     // A generator's own grant is no relay's to report.
     let (_, g) = call(&db, grant_as("svc", "n", "g9", "r1", 10));
     let (c, _) = range_of(&g);
@@ -210,12 +220,50 @@ fn reports_never_take_the_last_quarter_of_the_budget() {
     );
     let s = summary(&db);
     assert_eq!(s["ledger"]["rows"], 30);
-    assert_eq!(s["ledger"]["relays"][0]["dropped"], 6 + 1);
+    assert_eq!(s["ledger"]["relays"][0]["dropped"], 6);
     // Generators still get ranges.
     for i in 0..5 {
         let (st, g) = call(&db, grant_as(&format!("svc{i}"), "n", "g", "r1", 1));
         assert_eq!(st, 200, "{g}");
     }
+}
+
+#[test]
+fn one_generator_cannot_crowd_out_anothers_reports() {
+    let (db, (a, _)) = with_relay_grant(1_000);
+    let (s, _) = call(
+        &db,
+        ObjectRequest::SetLimits {
+            namespace: ns("n"),
+            change: LimitsChange {
+                grants_per_second: Setting::Keep,
+                ledger_rows: Setting::To(400),
+                sub_ledger_rows: Setting::To(40),
+            },
+            actor: "ops".into(),
+        },
+    );
+    assert_eq!(s, 200);
+    // One generator's 40 sub-grants: 30 kept, three quarters of its budget.
+    let greedy = (0..40)
+        .map(|i| sub("greedy", "g", a + i, a + i + 1, RELAY))
+        .collect();
+    let (_, k) = report(&db, "eu", greedy, T0 + 1);
+    assert_eq!(
+        (k["kept"].as_u64(), k["dropped"].as_u64()),
+        (Some(30), Some(10))
+    );
+    // Another's, through the same relay, still kept.
+    let other = (40..45)
+        .map(|i| sub("other", "h", a + i, a + i + 1, RELAY))
+        .collect();
+    let (_, k) = report(&db, "eu", other, T0 + 2);
+    assert_eq!(
+        (k["kept"].as_u64(), k["dropped"].as_u64()),
+        (Some(5), Some(0))
+    );
+    assert_eq!(crate::object::spans::rows_of(&db, "greedy"), Ok(30));
+    assert_eq!(crate::object::spans::rows_of(&db, "relay@eu"), Ok(1));
 }
 
 #[test]
@@ -234,7 +282,9 @@ fn reports_are_pruned_with_the_retention_and_their_rows_given_back() {
     assert_eq!(summary(&db)["ledger"]["rows"], 1);
     assert_eq!(prune(&db, T0 + day + 10_001, day), Ok(None));
     assert_eq!(summary(&db)["ledger"]["rows"], 0);
-    assert_eq!(crate::object::spans::rows_of(&db, "relay@eu"), Ok(0));
+    assert_eq!(crate::object::spans::rows_of(&db, "svc"), Ok(0));
+    // The relay that reported nothing for the retention is forgotten.
+    assert_eq!(summary(&db)["ledger"]["relays"], serde_json::json!([]));
 }
 
 #[test]
@@ -258,5 +308,45 @@ fn a_report_for_a_namespace_that_does_not_exist_is_refused() {
     assert_eq!(
         (s, v["error"]["code"].as_str()),
         (404, Some("namespace_not_found"))
+    );
+}
+
+#[test]
+fn a_batch_sent_again_at_the_edge_of_the_room_is_known_not_dropped() {
+    let (db, (a, _)) = with_relay_grant(1_000);
+    let (s, _) = call(
+        &db,
+        ObjectRequest::SetLimits {
+            namespace: ns("n"),
+            change: LimitsChange {
+                grants_per_second: Setting::Keep,
+                ledger_rows: Setting::To(40),
+                sub_ledger_rows: Setting::To(40),
+            },
+            actor: "ops".into(),
+        },
+    );
+    assert_eq!(s, 200);
+    let batch: Vec<_> = (0..29)
+        .map(|i| sub("svc", &format!("g{i}"), a + i, a + i + 1, RELAY))
+        .collect();
+    let (_, k) = report(&db, "eu", batch.clone(), T0 + 1);
+    assert_eq!(k["kept"], 29);
+    // The answer was lost; the relay sends the same batch again.
+    let (_, k) = report(&db, "eu", batch, T0 + 2);
+    assert_eq!(
+        (k["known"].as_u64(), k["dropped"].as_u64()),
+        (Some(29), Some(0)),
+        "{k}"
+    );
+}
+
+#[test]
+fn a_tiny_budget_keeps_its_last_quarter() {
+    let l = rangeid_core::ledger::Limits::new(None, Some(3), Some(3)).unwrap();
+    assert!(
+        l.report_room(0, 0, 10) < 3,
+        "room {}",
+        l.report_room(0, 0, 10)
     );
 }
