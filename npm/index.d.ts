@@ -146,6 +146,18 @@ export interface GeneratorOptions {
    * `[::1]`; anything else must be `https:`).
    */
   allowInsecureHttp?: boolean;
+  /**
+   * The relay region that serves this generator: its range requests are sent
+   * as `POST /v1/ranges?region=REGION`, so that while the namespace's relays
+   * are on they go to that region's relay (one relay per namespace and
+   * region; see the authority's docs/relays.md). 1 to 32 characters of
+   * `a-z`, `0-9` and `-` (the authority's rule); anything else is refused
+   * with `invalid_config` before any request is sent. Ignored while the
+   * namespace's relays are off: requests go to the namespace object as
+   * usual. Default: the region the request arrives from (on Cloudflare its
+   * continent, else its data center; `default` where there is neither).
+   */
+  region?: string;
   /** Fixed range size; sets both bounds unless they are given. */
   rangeSize?: number;
   /** Smallest range to ask for, and the first request's size (default 1,000). */

@@ -27,12 +27,20 @@ export function isLoopback(hostname) {
   return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 
-/** Checks the options only JS can check (url, token, fetch, allowInsecureHttp); the rest go to the engine. */
+/**
+ * The authority's rule for a relay region (`POST /v1/ranges?region=`): 1 to
+ * 32 of a-z, 0-9 and -. Its source is the authority's `Region::PATTERN`, as
+ * the OpenAPI document states it; tests/npm/one-source.test.mjs checks this
+ * copy against the document.
+ */
+export const REGION_RE = /^[a-z0-9-]{1,32}$/;
+
+/** Checks the options only JS can check (url, token, fetch, allowInsecureHttp, signal, region); the rest go to the engine. */
 export function driverOptions(options) {
   if (options === null || typeof options !== "object") {
     throw new RangeIdError("invalid_config", "options must be an object");
   }
-  const { url, token, fetch, allowInsecureHttp, signal, ...engine } = options;
+  const { url, token, fetch, allowInsecureHttp, signal, region, ...engine } = options;
   if (typeof url !== "string") throw new RangeIdError("invalid_config", "url must be a string");
   let base;
   try {
@@ -65,8 +73,14 @@ export function driverOptions(options) {
   if (signal !== undefined && !isAbortSignal(signal)) {
     throw new RangeIdError("invalid_config", "signal must be an AbortSignal");
   }
-  const endpoint = new URL("v1/ranges", base.href.endsWith("/") ? base.href : base.href + "/").href;
-  return { endpoint, token, fetch, signal, engine };
+  if (region !== undefined && (typeof region !== "string" || !REGION_RE.test(region))) {
+    const shown = typeof region === "string" ? JSON.stringify(region.length > 40 ? `${region.slice(0, 40)}...` : region) : typeof region;
+    throw new RangeIdError("invalid_config", `region must be 1 to 32 characters of a-z, 0-9 and - (got ${shown})`);
+  }
+  const endpoint = new URL("v1/ranges", base.href.endsWith("/") ? base.href : base.href + "/");
+  // The relay that serves this generator when the namespace's relays are on.
+  if (region !== undefined) endpoint.searchParams.set("region", region);
+  return { endpoint: endpoint.href, token, fetch, signal, engine };
 }
 
 /** Whether `s` looks like an AbortSignal (any realm, or a polyfill). */

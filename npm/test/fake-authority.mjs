@@ -4,7 +4,7 @@
 
 export function fakeAuthority({ first = 1n, max = 2n ** 53n - 1n, maxCount = 10_000_000, tokens = ["t"] } = {}) {
   const state = {
-    next: BigInt(first), max: BigInt(max), grants: new Map(), calls: 0, frozen: false,
+    next: BigInt(first), max: BigInt(max), grants: new Map(), calls: 0, urls: [], frozen: false,
     tokens: new Set(tokens), ledger: [],
   };
   const json = (status, body, headers = {}) =>
@@ -12,7 +12,11 @@ export function fakeAuthority({ first = 1n, max = 2n ** 53n - 1n, maxCount = 10_
   const error = (status, code, extra = {}) => json(status, { error: { code, message: `fake: ${code}`, ...extra } });
   async function fetch(url, init) {
     state.calls++;
-    if (!String(url).endsWith("/v1/ranges") || init.method !== "POST") return error(404, "not_found");
+    state.urls.push(String(url));
+    const where = new URL(url);
+    if (!where.pathname.endsWith("/v1/ranges") || init.method !== "POST") return error(404, "not_found");
+    // As the authority: `region` is the one query parameter taken.
+    if ([...where.searchParams.keys()].some((k) => k !== "region")) return error(400, "invalid_request");
     const auth = init.headers.authorization ?? "";
     if (!state.tokens.has(auth.replace(/^Bearer /, ""))) return error(401, "unauthenticated");
     const req = JSON.parse(init.body);

@@ -146,6 +146,34 @@ test("bad options are invalid_config and send nothing", async () => {
   assert.equal(a.state.calls, 0);
 });
 
+test("region: sent as ?region= on every range request; a bad one is invalid_config and sends nothing", async () => {
+  const a = fakeAuthority();
+  for (const region of ["", "WEUR", "eu_west", "eu west", "a/b", "é", "a".repeat(33), "weur\n", 7, null, ["weur"]]) {
+    await assert.rejects(
+      createGenerator({ ...base, fetch: a.fetch, region }),
+      (e) => e instanceof RangeIdError && e.code === "invalid_config" && /^region must be 1 to 32 characters of a-z, 0-9 and -/.test(e.message),
+      JSON.stringify(region),
+    );
+  }
+  assert.equal(a.state.calls, 0, "nothing was sent");
+
+  const ids = await createGenerator({ ...base, url: "https://authority.test/base", fetch: a.fetch, region: "weur", rangeSize: 10, maxOutstanding: 1 });
+  for (let i = 0; i < 25; i++) await ids.nextId();
+  assert.ok(a.state.urls.length >= 3);
+  for (const url of a.state.urls) assert.equal(url, "https://authority.test/base/v1/ranges?region=weur");
+  ids.close();
+
+  // The longest and every kind of character the rule allows; none: no query.
+  a.state.urls.length = 0;
+  const long = await createGenerator({ ...base, fetch: a.fetch, region: "a-0".repeat(10) + "z9" });
+  assert.equal(a.state.urls[0], `https://authority.test/v1/ranges?region=${"a-0".repeat(10)}z9`);
+  long.close();
+  a.state.urls.length = 0;
+  const plain = await createGenerator({ ...base, fetch: a.fetch, region: undefined });
+  assert.equal(a.state.urls[0], "https://authority.test/v1/ranges");
+  plain.close();
+});
+
 test("an unreachable authority rejects with unavailable at the deadline", async () => {
   const down = async () => { throw new TypeError("ECONNREFUSED"); };
   const t = performance.now();

@@ -5,7 +5,9 @@
 // Namespace::PATTERN; the OpenAPI document takes it directly), shares and
 // durations (npm/bin/format.mjs, which the page re-exports), the wire's
 // error codes and the token roles (the OpenAPI document,
-// edge-authority/openapi.json), and the key-id rule (token.rs's KID_PATTERN).
+// edge-authority/openapi.json), the key-id rule (token.rs's KID_PATTERN),
+// and the relay-region rule of the package's `region` option (the OpenAPI
+// document's `region` parameter of POST /v1/ranges).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -110,5 +112,29 @@ test("the npm package's error codes: each is a code of the authority's OpenAPI d
     const codes = [...union[1].matchAll(/"([a-z_]+)"/g)].map((m) => m[1]);
     assert.ok(codes.length > 10);
     for (const code of codes) assert.ok(wire.has(code) || own.has(code), `${file}: ${code} is neither the authority's nor the client's own`);
+  }
+});
+
+test("the relay-region rule: the package's region option checks exactly the OpenAPI document's region parameter", async () => {
+  const document = JSON.parse(readFileSync(join(repo, "edge-authority", "openapi.json"), "utf8"));
+  const params = document.paths["/v1/ranges"].post.parameters.filter((p) => p.name === "region" && p.in === "query");
+  assert.equal(params.length, 1, "POST /v1/ranges declares one region query parameter");
+  const { pattern, maxLength } = params[0].schema;
+  const source = new RegExp(pattern);
+  const { REGION_RE, driverOptions } = await import(join(repo, "npm", "src", "generator.mjs"));
+  assert.ok(REGION_RE instanceof RegExp, "npm/src/generator.mjs exports its REGION_RE");
+  assert.equal(REGION_RE.source, source.source, "npm/src/generator.mjs's REGION_RE has drifted from the OpenAPI document's region pattern");
+  assert.equal(REGION_RE.flags, "");
+  const strings = corpus();
+  for (const len of [maxLength - 1, maxLength, maxLength + 1]) {
+    for (const c of ["a", "0", "-", "A", "_"]) strings.push(c.repeat(len), "a" + c.repeat(len - 1), "a".repeat(len - 1) + "\n");
+  }
+  for (const s of strings) {
+    const fits = source.test(s) && s.length <= maxLength;
+    assert.equal(REGION_RE.test(s), fits, JSON.stringify(s));
+    // And the option itself: what the document allows is taken, the rest refused.
+    const check = () => driverOptions({ url: "https://ids.example", token: "t", region: s });
+    if (fits) assert.ok(check().endpoint.endsWith(`/v1/ranges?region=${s}`), JSON.stringify(s));
+    else assert.throws(check, (e) => e.code === "invalid_config", JSON.stringify(s));
   }
 });

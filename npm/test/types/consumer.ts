@@ -9,10 +9,14 @@ const options: GeneratorOptions = {
   retryInitialMs: 10,
   retryMaxMs: 100,
   allowInsecureHttp: false,
+  region: "weur",
 };
 
 // @ts-expect-error: allowInsecureHttp is a boolean.
 const badFlag: GeneratorOptions = { ...options, allowInsecureHttp: "yes" };
+
+// @ts-expect-error: region is a string.
+const badRegion: GeneratorOptions = { ...options, region: 3 };
 
 export async function take(): Promise<string | undefined> {
   await using ids = await createGenerator({ ...options, signal: AbortSignal.timeout(1000) });
