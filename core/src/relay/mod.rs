@@ -243,6 +243,9 @@ pub struct Relay {
     stats: RelayStats,
     // Abandoned by incarnations already closed.
     abandoned_before: u64,
+    // When a generator last asked (ms): a relay idle for a lease takes no
+    // more ranges until one asks again.
+    asked_at: u64,
 }
 
 impl Relay {
@@ -268,6 +271,7 @@ impl Relay {
             root_remaining: None,
             stats: RelayStats::default(),
             abandoned_before: 0,
+            asked_at: now.as_ms(),
         })
     }
 
@@ -327,6 +331,7 @@ impl Relay {
         now: Instant,
     ) {
         self.memory.age(now.as_ms());
+        self.asked_at = self.asked_at.max(now.as_ms());
         if let Some(answer) = self.decide(&owner, &request, now) {
             self.answer(handle, answer);
             return;
@@ -479,7 +484,22 @@ impl Relay {
     /// [`Relay::next_deadline`].
     pub fn poll_root(&mut self, now: Instant) -> Option<Action> {
         self.tick(now);
+        if self.idle(now) {
+            return None;
+        }
         self.lease.poll(now)
+    }
+
+    /// Whether the relay is idle at `now`: no generator asked for a whole
+    /// lease, none waits, and no attempt is on its way. An idle relay takes
+    /// no new range from the namespace object (what it holds runs out and
+    /// is abandoned): a relay nobody calls would otherwise take a range
+    /// every lease, for nothing. The next request asks again, and waits
+    /// for that root grant.
+    pub fn idle(&self, now: Instant) -> bool {
+        self.parked.is_empty()
+            && self.lease.outstanding() == 0
+            && now.as_ms().saturating_sub(self.asked_at) >= self.config.terms.serve_ms()
     }
 
     /// The outcome of an attempt to the namespace object. A grant installs

@@ -150,6 +150,40 @@ fn sub_ranges_lie_inside_the_root_grant_and_replay_exactly() {
 }
 
 #[test]
+fn an_idle_relay_takes_no_more_ranges_until_a_generator_asks_again() {
+    let mut r = relay(config());
+    let serve = r.config().terms.serve_ms();
+    r.handle_request(1, sub("a"), gen_req("g1", "r1", 10), at(0));
+    let out = to_root(&mut r, 0).unwrap();
+    root_grants(&mut r, &out, 5_000, Some(1 << 40), 1);
+    assert_eq!(answers(&mut r).len(), 1);
+    // Nobody asks for ten leases: whatever the relay held runs out, and it
+    // sends nothing to the root from a lease after the last request.
+    let mut now = 1;
+    let mut sent_after = Vec::new();
+    while now < 10 * serve {
+        while let Some(action) = r.poll_root(at(now)) {
+            if let Action::Send(out) = action {
+                if now >= serve {
+                    sent_after.push(now);
+                }
+                // The root grants whatever is asked, at once.
+                root_grants(&mut r, &out, 1_000_000 + now, Some(1 << 40), now);
+            }
+        }
+        assert!(r.idle(at(now)) || now < serve, "idle at {now}");
+        now = r.next_deadline().map_or(now + 1_000, |d| d.as_ms()).max(now + 1);
+    }
+    assert_eq!(sent_after, Vec::<u64>::new(), "ranges taken while idle");
+    // A generator asks again: the relay asks the root, and serves it.
+    r.handle_request(2, sub("a"), gen_req("g1", "r2", 10), at(now));
+    assert!(!r.idle(at(now)));
+    let out = to_root(&mut r, now).unwrap();
+    root_grants(&mut r, &out, 9_000_000, Some(1 << 40), now);
+    assert_eq!(answers(&mut r).len(), 1);
+}
+
+#[test]
 fn the_replay_memory_is_bounded_and_then_a_retry_gets_a_new_range() {
     let mut c = config();
     c.replay_entries = 2;
