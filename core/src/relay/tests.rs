@@ -172,7 +172,10 @@ fn an_idle_relay_takes_no_more_ranges_until_a_generator_asks_again() {
             }
         }
         assert!(r.idle(at(now)) || now < serve, "idle at {now}");
-        now = r.next_deadline().map_or(now + 1_000, |d| d.as_ms()).max(now + 1);
+        now = r
+            .next_deadline()
+            .map_or(now + 1_000, |d| d.as_ms())
+            .max(now + 1);
     }
     assert_eq!(sent_after, Vec::<u64>::new(), "ranges taken while idle");
     // A generator asks again: the relay asks the root, and serves it.

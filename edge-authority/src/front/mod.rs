@@ -298,6 +298,11 @@ fn plan_route(
             let region = api::grant_region(incoming.query)?;
             let request = api::grant_request(body(incoming)?)?;
             require(&claims, Access::Generate(&request.namespace))?;
+            // A relay object's sub: refused here, since a relay object
+            // would otherwise serve it.
+            if crate::object::relay::reserved_owner(&claims.sub) {
+                return Err(crate::object::relay::reserved_owner_refused(&claims.sub));
+            }
             let relay = claims.role == Role::Relay;
             let namespace = request.namespace;
             let request = ObjectRequest::Grant {
@@ -616,13 +621,17 @@ mod tests {
     }
 
     fn token(role: Role, ns: &[&str]) -> String {
+        token_as("tester", role, ns)
+    }
+
+    fn token_as(sub: &str, role: Role, ns: &[&str]) -> String {
         let scope = if ns == ["*"] {
             Scope::All
         } else {
             Scope::Only(ns.iter().map(|n| Namespace::new(n).unwrap()).collect())
         };
         let c = Claims {
-            sub: "tester".into(),
+            sub: sub.into(),
             role,
             ns: scope,
             exp: NOW + 60,
@@ -1036,6 +1045,13 @@ mod tests {
         for bad in ["region=WEUR", "region=", "regio=x", "region=a&region=b"] {
             let p = run("POST", &format!("/v1/ranges?{bad}"), Some(&gen), GRANT);
             assert_eq!(status(&p), (400, "invalid_request".into()), "{bad}");
+        }
+        // No token takes ranges under a relay object's sub, through a relay
+        // or not.
+        for role in [Role::Generator, Role::Relay] {
+            let t = token_as("relay@default", role, &["orders"]);
+            let p = run("POST", "/v1/ranges?region=default", Some(&t), GRANT);
+            assert_eq!(status(&p), (403, "forbidden".into()), "{role:?}");
         }
         // A relay token is a relay itself: never routed to a relay object.
         let relay = token(Role::Relay, &["orders"]);

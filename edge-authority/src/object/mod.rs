@@ -37,7 +37,7 @@
 //!   pumping the machines above.
 
 use rangeid_core::wire::{DecBound, DecU64};
-use rangeid_core::{ErrorCode, GrantRequest, Namespace};
+use rangeid_core::{GrantRequest, Namespace};
 use serde::{Deserialize, Serialize};
 
 use crate::api::{LimitsChange, RelaysSetting};
@@ -416,14 +416,7 @@ pub fn handle(sql: &impl Sql, request: &ObjectRequest, waiting: u64, now: i64) -
             // would share that relay's request ids, and be replayed the
             // ranges it is cutting up.
             if via.is_none() && relay::reserved_owner(owner) {
-                let e = ApiError::new(
-                    ErrorCode::Forbidden,
-                    format!(
-                        "the token's sub {owner:?} is reserved for the authority's relay objects ({}...); mint the token with another sub",
-                        relay::RELAY_OWNER_PREFIX
-                    ),
-                );
-                return Step::Reply(e.into());
+                return Step::Reply(relay::reserved_owner_refused(owner).into());
             }
             // A relay's grant is decided only while relays are on, checked
             // in the step that decides it: the driver's screen ran before

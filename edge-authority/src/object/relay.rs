@@ -102,6 +102,19 @@ pub fn reserved_owner(owner: &str) -> bool {
     owner.starts_with(RELAY_OWNER_PREFIX)
 }
 
+/// `403 forbidden` for a token's range request under a reserved `sub`
+/// ([`reserved_owner`]): the front Worker refuses it before routing (a
+/// relay would serve it), the namespace object again.
+pub fn reserved_owner_refused(owner: &str) -> crate::shared::response::ApiError {
+    crate::shared::response::ApiError::new(
+        ErrorCode::Forbidden,
+        format!(
+            "the token's sub {owner:?} is reserved for the authority's relay objects \
+             ({RELAY_OWNER_PREFIX}...); mint the token with another sub"
+        ),
+    )
+}
+
 /// The request to the namespace object for one of the relay's attempts,
 /// by a relay that serves by a lease of `lease_ms`.
 pub fn root_request(request: GrantRequest, region: &Region, lease_ms: u64) -> ObjectRequest {
