@@ -188,6 +188,9 @@ async function caller(slot, ns) {
     state.gen = gen;
     const lifeEnd = now() + r.between(15_000, 180_000);
     let dead = false;
+    // The most IDs this generator gives in one nextIds call (its largest
+    // range and the namespace's maxCount), once it said so.
+    let batchLimit = Infinity;
     for (let op = 0; !stopping && !dead && now() < lifeEnd; op++) {
       ask();
       const t = now();
@@ -196,7 +199,7 @@ async function caller(slot, ns) {
       counts.calls += 1;
       try {
         if (kind === "batch") {
-          const n = r.int(1, profile === "hot" ? 1000 : 100);
+          const n = Math.min(r.int(1, profile === "hot" ? 1000 : 100), batchLimit);
           const ids = await track(slot, "nextIds", gen.nextIds(n));
           if (!exactBatch(ids, n)) {
             counts.contract += 1;
@@ -218,6 +221,13 @@ async function caller(slot, ns) {
         waits.longestResolvedMs = Math.max(waits.longestResolvedMs, now() - t);
         got();
       } catch (e) {
+        if (e instanceof RangeIdError && e.code === "invalid_request" && Number.isInteger(e.limit) && e.limit > 0) {
+          // A batch larger than this generator takes: the caller's own
+          // mistake, which the README says to meet with a smaller batch.
+          counts.rejections.batch_too_large = (counts.rejections.batch_too_large ?? 0) + 1;
+          batchLimit = e.limit;
+          continue;
+        }
         dead = failed(e, t);
         now_("backoff");
         if (!dead) await sleep(r.int(20, 300));
