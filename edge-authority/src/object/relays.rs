@@ -931,26 +931,37 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_lost_raise_answer_before_relays_first_on_does_not_hide_a_restore() {
-        use crate::object::tests::{check, create_req, db, grant_req, restore, snapshot, T0};
+    /// A namespace with a generator's grant, `before` done to it, a copy
+    /// of its storage, then relays turned on and a relay granted to, and
+    /// the storage put back to the copy: what a restore to a copy from
+    /// before relays were first on leaves.
+    fn restored_from_before_relays(
+        before: impl FnOnce(&crate::object::store::mem::MemSql),
+    ) -> crate::object::store::mem::MemSql {
+        use crate::object::tests::{create_req, db, grant_req, restore, snapshot, T0};
         let db = db();
         let mut d = desk(T0);
         serve(&mut d, &db, &create_req("orders", 1, 1_000_000, 100), T0);
-        assert_eq!(
-            serve(&mut d, &db, &grant_req("orders", INC, "r1", 5), T0).0,
-            200
-        );
-        // A background raise whose answer was lost: asked recorded, the
-        // witness applied it, the fence did not move.
-        let fence = crate::object::load_any(&db).unwrap().unwrap().state.fence();
-        let asked = fence + 50;
-        crate::object::grant::record_asked(&db, asked).unwrap();
-        crate::object::tests::WITNESS.with(|w| w.set(asked));
+        let granted = serve(&mut d, &db, &grant_req("orders", INC, "r1", 5), T0);
+        assert_eq!(granted.0, 200);
+        before(&db);
         let copy = snapshot(&db);
         serve(&mut d, &db, &set_relays(RelaysSetting::On), T0 + 1);
         assert_eq!(serve(&mut d, &db, &relay_grant(INC, "r1"), T0 + 2).0, 200);
         restore(&db, &copy);
+        db
+    }
+
+    #[test]
+    fn a_lost_raise_answer_before_relays_first_on_does_not_hide_a_restore() {
+        use crate::object::tests::{check, T0};
+        // A background raise whose answer was lost: asked recorded, the
+        // witness applied it, the fence did not move.
+        let db = restored_from_before_relays(|db| {
+            let fence = crate::object::load_any(db).unwrap().unwrap().state.fence();
+            crate::object::grant::record_asked(db, fence + 50).unwrap();
+            crate::object::tests::WITNESS.with(|w| w.set(fence + 50));
+        });
         let start = T0 + 100;
         let heard = check(&db, start);
         let mut d = desk(start);
@@ -964,18 +975,8 @@ mod tests {
 
     #[test]
     fn a_freeze_before_the_start_heard_the_witness_waits_as_if_relays_were_on() {
-        use crate::object::tests::{create_req, db, grant_req, restore, snapshot, T0};
-        let db = db();
-        let mut d = desk(T0);
-        serve(&mut d, &db, &create_req("orders", 1, 1_000_000, 100), T0);
-        assert_eq!(
-            serve(&mut d, &db, &grant_req("orders", INC, "r1", 5), T0).0,
-            200
-        );
-        let copy = snapshot(&db);
-        serve(&mut d, &db, &set_relays(RelaysSetting::On), T0 + 1);
-        assert_eq!(serve(&mut d, &db, &relay_grant(INC, "r1"), T0 + 2).0, 200);
-        restore(&db, &copy);
+        use crate::object::tests::T0;
+        let db = restored_from_before_relays(|_| {});
         // The start could not read the witness (no check): a freeze,
         // which does not wait for it, must wait as if relays were on.
         STARTED.with(|s| s.set(false));

@@ -77,6 +77,23 @@ fn report(db: &MemSql, r: &str, grants: Vec<Reported>, now: i64) -> (u16, Json) 
     (o.reply.status, body(&o))
 }
 
+/// The namespace's row budgets: the ledger's and each sub's.
+fn set_limits(db: &MemSql, ledger: u64, sub: u64) {
+    let (s, v) = call(
+        db,
+        ObjectRequest::SetLimits {
+            namespace: ns("n"),
+            change: LimitsChange {
+                grants_per_second: Setting::Keep,
+                ledger_rows: Setting::To(ledger),
+                sub_ledger_rows: Setting::To(sub),
+            },
+            actor: "ops".into(),
+        },
+    );
+    assert_eq!(s, 200, "{v}");
+}
+
 fn lookup(db: &MemSql, id: u128) -> Json {
     let (s, v) = call(
         db,
@@ -196,19 +213,7 @@ fn a_report_outside_the_relays_own_grant_is_not_kept() {
 #[test]
 fn reports_never_take_the_last_quarter_of_the_budget() {
     let (db, (a, _)) = with_relay_grant(1_000);
-    let (s, _) = call(
-        &db,
-        ObjectRequest::SetLimits {
-            namespace: ns("n"),
-            change: LimitsChange {
-                grants_per_second: Setting::Keep,
-                ledger_rows: Setting::To(40),
-                sub_ledger_rows: Setting::To(40),
-            },
-            actor: "ops".into(),
-        },
-    );
-    assert_eq!(s, 200);
+    set_limits(&db, 40, 40);
     let batch = (0..35)
         .map(|i| sub("svc", &format!("g{i}"), a + i, a + i + 1, RELAY))
         .collect();
@@ -231,19 +236,7 @@ fn reports_never_take_the_last_quarter_of_the_budget() {
 #[test]
 fn one_generator_cannot_crowd_out_anothers_reports() {
     let (db, (a, _)) = with_relay_grant(1_000);
-    let (s, _) = call(
-        &db,
-        ObjectRequest::SetLimits {
-            namespace: ns("n"),
-            change: LimitsChange {
-                grants_per_second: Setting::Keep,
-                ledger_rows: Setting::To(400),
-                sub_ledger_rows: Setting::To(40),
-            },
-            actor: "ops".into(),
-        },
-    );
-    assert_eq!(s, 200);
+    set_limits(&db, 400, 40);
     // One generator's 40 sub-grants: 30 kept, three quarters of its budget.
     let greedy = (0..40)
         .map(|i| sub("greedy", "g", a + i, a + i + 1, RELAY))
@@ -314,19 +307,7 @@ fn a_report_for_a_namespace_that_does_not_exist_is_refused() {
 #[test]
 fn a_batch_sent_again_at_the_edge_of_the_room_is_known_not_dropped() {
     let (db, (a, _)) = with_relay_grant(1_000);
-    let (s, _) = call(
-        &db,
-        ObjectRequest::SetLimits {
-            namespace: ns("n"),
-            change: LimitsChange {
-                grants_per_second: Setting::Keep,
-                ledger_rows: Setting::To(40),
-                sub_ledger_rows: Setting::To(40),
-            },
-            actor: "ops".into(),
-        },
-    );
-    assert_eq!(s, 200);
+    set_limits(&db, 40, 40);
     let batch: Vec<_> = (0..29)
         .map(|i| sub("svc", &format!("g{i}"), a + i, a + i + 1, RELAY))
         .collect();
