@@ -601,7 +601,7 @@ describe("the authority commands", () => {
         assert.match(look.stdout, new RegExp(`range\\s+\\[${g.body.start}, ${g.body.end}\\) \\(10 IDs\\)`));
         break;
       }
-      assert.match(look.stdout, /not reported \(yet\)/);
+      assert.match(look.stdout, /not reported: no report names a generator/);
       assert.ok(Date.now() < deadline, look.stdout);
       await new Promise((r) => setTimeout(r, 250));
     }
