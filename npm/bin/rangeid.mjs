@@ -83,6 +83,7 @@ The authority (--url or RANGEID_URL, --token or RANGEID_TOKEN):
   ns freeze NAME --reason TEXT                             admin
   ns unfreeze NAME --reason TEXT                           admin
   ns floor NAME --to N                                     admin
+  ns relays NAME on|off --reason TEXT                      admin: relays (docs/relays.md)
   ns export NAME --reason TEXT [--out FILE]                admin: freeze, print the document
   ns import FILE [--as NAME]                               admin: create from a document
   ns limits NAME [--grants-per-second N] [--ledger-rows N] [--sub-ledger-rows N]

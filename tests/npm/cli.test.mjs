@@ -582,8 +582,14 @@ describe("the authority commands", () => {
   test("through a relay: lookup names the generator once reported, and the relay; ns show lists the relay", async () => {
     const ns = uniqueNs("cli-relay");
     assert.equal((await api(["ns", "create", ns])).code, 0);
-    const on = await authority.req("POST", `/v1/namespaces/${ns}/relays`, { token: admin, body: { relays: "on", reason: "cli test" } });
-    assert.equal(on.status, 200, on.text);
+    const bad = await api(["ns", "relays", ns, "maybe", "--reason", "cli test"]);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /relays must be on or off/);
+    const on = await api(["ns", "relays", ns, "on", "--reason", "cli test"]);
+    assert.equal(on.code, 0, on.stderr);
+    assert.equal(on.stdout.trim(), `${ns}: relays on`);
+    const audit = JSON.parse((await api(["audit", ns, "--json"])).stdout).audit;
+    assert.deepEqual([audit[0].action, audit[0].after, audit[0].reason], ["relays", { relays: "on" }, "cli test"]);
     const gen = await mint(["--role", "generator", "--ns", ns, "--sub", "svc-relayed"]);
     const grant = (id) => authority.req("POST", "/v1/ranges?region=r7", { token: gen, body: { namespace: ns, incarnation: "cli-relay-1", requestId: id, count: 10 } });
     // The first teaches the front that relays are on; the second goes
@@ -601,7 +607,7 @@ describe("the authority commands", () => {
         assert.match(look.stdout, new RegExp(`range\\s+\\[${g.body.start}, ${g.body.end}\\) \\(10 IDs\\)`));
         break;
       }
-      assert.match(look.stdout, /not reported \(yet\)/);
+      assert.match(look.stdout, /not reported: no report names a generator/);
       assert.ok(Date.now() < deadline, look.stdout);
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -670,7 +676,7 @@ describe("the authority commands", () => {
   test("--help on every command; usage errors exit 2", async () => {
     const main = await cli(["--help"]);
     assert.equal(main.code, 0);
-    const commands = ["keygen", "token", "ns create", "ns list", "ns show", "ns freeze", "ns unfreeze", "ns floor", "ns limits", "grants", "lookup", "audit", "status"];
+    const commands = ["keygen", "token", "ns create", "ns list", "ns show", "ns freeze", "ns unfreeze", "ns floor", "ns relays", "ns limits", "grants", "lookup", "audit", "status"];
     const helps = await Promise.all(commands.map((c) => Promise.all([cli([...c.split(" "), "--help"]), cli(["help", ...c.split(" ")])])));
     for (const [i, c] of commands.entries()) {
       assert.match(main.stdout, new RegExp(`\\b${c}\\b`), `${c} in rangeid --help`);

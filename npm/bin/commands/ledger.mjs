@@ -44,7 +44,7 @@ export const ledgerCommands = {
         // An ID a relay handed out (authorities with relays): the relay's
         // grant that held it, and whether its report named the generator.
         ...(g.relay ? [["relay", `${g.relay.sub}: [${g.relay.start}, ${g.relay.end}) under ${g.relay.incarnation}; ${
-          g.relay.reported ? `reported ${g.relay.reportedAt ?? ""}`.trim() : "not reported (yet): the generator is not known"}`]] : []),
+          g.relay.reported ? `reported ${g.relay.reportedAt ?? ""}`.trim() : "not reported: no report names a generator (the relay may still hold this ID, may have abandoned it unused, or its report was lost)"}`]] : []),
       ]));
     },
   },

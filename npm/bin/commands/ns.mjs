@@ -218,6 +218,27 @@ every namespace's floor past every ID in use before letting generators in.`,
     },
   },
 
+  "ns relays": {
+    usage: "rangeid ns relays NAME on|off --reason TEXT",
+    about: `Turns a namespace's relays on or off (admin; audited as relays). With
+relays on, generators take sub-ranges from a relay of their region, in memory,
+and the namespace object sees a request per relay range instead of one per
+generator range (docs/relays.md). Turning them off is acknowledged once no
+relay can still hand out a range it held.`,
+    args: ["NAME", "SETTING"],
+    options: { reason: { type: "string" } },
+    optionsHelp: "  --reason TEXT  why (1 to 256 printable characters); kept in the audit log",
+    async run({ values, args, conn }) {
+      const name = needNamespace(args[0]);
+      const setting = args[1];
+      if (setting !== "on" && setting !== "off") throw new Exit(2, `relays must be on or off (got ${JSON.stringify(setting ?? "")})`);
+      const body = JSON.stringify({ relays: setting, reason: needReason(values.reason) });
+      const res = await call(conn, "POST", `${nsPath(name)}/relays`, { body });
+      const summary = ok(res);
+      out(values.json ? res.text : `${name}: relays ${summary.relays}`);
+    },
+  },
+
   "ns limits": {
     usage: "rangeid ns limits NAME [--grants-per-second N] [--ledger-rows N] [--sub-ledger-rows N]",
     about: `Shows a namespace's limits on what callers add and what its grant ledger holds

@@ -72,7 +72,7 @@ export function LookupBox({ summary }: { summary: Summary }) {
                 <dt>Through relay</dt>
                 <dd>
                   {outcome.found.relay.sub}, range <span class="mono" title={`[${outcome.found.relay.start}, ${outcome.found.relay.end})`}>{idRange(outcome.found.relay.start, outcome.found.relay.end)}</span>
-                  {outcome.found.relay.reported ? "" : " (not reported yet: the generator is not known)"}
+                  {outcome.found.relay.reported ? "" : " (not reported: no report names a generator; the relay may still hold this ID, may have abandoned it unused, or its report was lost)"}
                 </dd>
               </div>
             )}
