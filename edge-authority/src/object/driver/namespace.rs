@@ -143,9 +143,6 @@ pub struct Namespace {
     // raise covers them too.
     waiting: Rc<Cell<u64>>,
     pushed_at: Cell<i64>,
-    // The commit time of the grants whose after-grant work ran last: the
-    // grants of one batch share it, and the work once for all of them.
-    after_grant_of: Cell<Option<i64>>,
     // Refusals counted since they were last added to storage.
     pending: RefCell<Refusals>,
     // When the last 429 refusal was logged (ms): a flood gets a line a second.
@@ -252,7 +249,6 @@ impl DurableObject for Namespace {
             batch: Rc::new(RefCell::new(None)),
             waiting: Rc::new(Cell::new(0)),
             pushed_at: Cell::new(0),
-            after_grant_of: Cell::new(None),
             pending: RefCell::new(Refusals::default()),
             throttle_logged_at: Cell::new(i64::MIN),
             relays,
@@ -641,11 +637,6 @@ impl Namespace {
     /// the background), and make sure an alarm pushes the summary to the
     /// registry within `schedule::PUSH_EVERY_MS` (and later prunes the grant).
     async fn after_grant(&self, granted_at: i64) {
-        // The grants of one batch share their commit time and the state
-        // after it: the first of them does the work for all.
-        if self.after_grant_of.replace(Some(granted_at)) == Some(granted_at) {
-            return;
-        }
         if self.raising.borrow().is_none() {
             if let (Ok(Some(target)), Ok(Some(row))) = (
                 object::grant::refill_target(&self.sql, granted_at),
