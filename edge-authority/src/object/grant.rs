@@ -12,7 +12,7 @@ use rangeid_core::wire::{DecBound, HttpAnswer};
 use rangeid_core::{decide, Decision, Grant, GrantRequest, NamespaceState};
 use serde_json::json;
 
-use super::{admin, load, load_any, spans, unavailable, Outcome, Step};
+use super::{admin, load, load_any, spans, unavailable, Granted, Outcome, Step};
 use crate::object::store::{self, NamespaceRow, Sql, StoreError};
 use crate::shared::refusals::Counted;
 use crate::shared::response::ApiError;
@@ -34,7 +34,7 @@ pub fn grant(sql: &impl Sql, request: &GrantRequest, owner: &str, waiting: u64, 
     match decide(&row.state, &view, request, &owner, now) {
         Err(r) => Step::Reply(Outcome {
             reply: HttpAnswer::refusal(&r).into(),
-            granted_at: None,
+            granted: None,
             refused: Counted::of(&r),
         }),
         Ok(Decision::Replay(g)) => Step::Reply(answer(g, true, &row.state, None)),
@@ -59,7 +59,12 @@ pub fn grant(sql: &impl Sql, request: &GrantRequest, owner: &str, waiting: u64, 
     }
 }
 
-fn answer(grant: Grant, replayed: bool, state: &NamespaceState, at: Option<i64>) -> Outcome {
+fn answer(
+    grant: Grant,
+    replayed: bool,
+    state: &NamespaceState,
+    granted: Option<Granted>,
+) -> Outcome {
     Outcome {
         reply: HttpAnswer::grant(&GrantReply {
             grant,
@@ -67,7 +72,7 @@ fn answer(grant: Grant, replayed: bool, state: &NamespaceState, at: Option<i64>)
             capacity: capacity(state),
         })
         .into(),
-        granted_at: at,
+        granted,
         refused: None,
     }
 }
@@ -102,16 +107,49 @@ fn commit_grant(
     // row or the caller's span extended, its usage) and the minute bucket
     // commit together or not at all. The boundary still goes first, so a
     // store that lost a later statement alone would leave a gap, never an
-    // overlap.
+    // overlap. The minute buckets the fence is sized by are read once,
+    // before: the one this grant adds to is written from them, and the
+    // refill check reads them as written.
+    let mut recent = match store::minutes_since(sql, fence::recent_from(now)) {
+        Ok(recent) => recent,
+        Err(e) => return unavailable(e).into(),
+    };
     let written = sql.atomically(&mut || {
         admin::update(sql, row, &advanced)?;
         spans::write(sql, view, record)?;
-        store::add_to_minute(sql, now.div_euclid(MINUTE_MS), count)
+        store::add_to_read_minute(sql, &mut recent, now.div_euclid(MINUTE_MS), count)
     });
     match written {
-        Ok(()) => answer(grant, false, &advanced.state, Some(now)),
+        Ok(()) => {
+            let granted = Granted {
+                at: now,
+                refill: refill(&advanced.state, &recent, now),
+            };
+            answer(grant, false, &advanced.state, Some(granted))
+        }
         Err(e) => unavailable(e).into(),
     }
+}
+
+/// The mark to raise the witness to ahead of need, if the fence is near
+/// in `state`: less than half a chunk (sized from `minutes`, the buckets
+/// [`fence::recent_from`] `now` on, for a grant as large as the last
+/// minute's largest) is left below it.
+pub fn refill(state: &NamespaceState, minutes: &[store::Minute], now: i64) -> Option<u128> {
+    let chunk = fence::recent_chunk(&fence_minutes(minutes), now, 1, 0, state.remaining());
+    fence::ahead(state, chunk)
+}
+
+/// The minute buckets as core's fence sizing reads them.
+fn fence_minutes(minutes: &[store::Minute]) -> Vec<fence::Minute> {
+    minutes
+        .iter()
+        .map(|m| fence::Minute {
+            minute: m.minute,
+            ids: m.ids,
+            largest: m.largest,
+        })
+        .collect()
 }
 
 /// How far ahead of a grant of `count` to raise the mark, as core sizes it
@@ -126,16 +164,9 @@ fn chunk_for(
     waiting: u64,
     now: i64,
 ) -> Result<u64, StoreError> {
-    let minutes: Vec<fence::Minute> = store::minutes_since(sql, fence::recent_from(now))?
-        .iter()
-        .map(|m| fence::Minute {
-            minute: m.minute,
-            ids: m.ids,
-            largest: m.largest,
-        })
-        .collect();
+    let minutes = store::minutes_since(sql, fence::recent_from(now))?;
     Ok(fence::recent_chunk(
-        &minutes,
+        &fence_minutes(&minutes),
         now,
         count,
         waiting,
@@ -242,16 +273,4 @@ pub fn witnessed(
         behind_mended,
         raise_back: r.raise_back,
     }))
-}
-
-/// The mark to raise the witness to ahead of need, if the fence is near:
-/// less than half a chunk (sized for a grant as large as the last minute's
-/// largest) is left below it.
-pub fn refill_target(sql: &impl Sql, now: i64) -> Result<Option<u128>, StoreError> {
-    let Some(row) = load_any(sql)? else {
-        return Ok(None);
-    };
-    // The recent largest grant is chunk_for's to find.
-    let chunk = chunk_for(sql, &row, 1, 0, now)?;
-    Ok(fence::ahead(&row.state, chunk))
 }

@@ -324,7 +324,7 @@ fn restart(db: &MemSql, at: i64) -> u128 {
 fn grant_now(db: &MemSql, id: &str, count: u64, at: i64) {
     let o = run(db, &grant_as("svc", "wake", "a", id, count), at);
     assert_eq!(o.reply.status, 200, "{}", o.reply.body);
-    if let Some(target) = grant::refill_target(db, at).unwrap() {
+    if let Some(target) = o.granted.and_then(|g| g.refill) {
         raise(db, target);
     }
 }

@@ -296,14 +296,25 @@ impl ObjectRequest {
     }
 }
 
+/// A new grant, committed: when, and what the driver does after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Granted {
+    /// The grant row's `at` (the driver keeps an alarm to push and prune).
+    pub at: i64,
+    /// The mark to raise the fence to ahead of need, when it is near after
+    /// this commit ([`grant::refill`]), read from the state and minute
+    /// buckets the commit wrote, so the driver reads no storage for it.
+    pub refill: Option<u128>,
+}
+
 /// A handled request: the answer, and whether a grant row was written at
 /// that time (so the driver can make sure a pruning alarm is set).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
     /// The answer to send.
     pub reply: HttpReply,
-    /// Set when a new grant row was committed, to its `at`.
-    pub granted_at: Option<i64>,
+    /// Set when a new grant row was committed.
+    pub granted: Option<Granted>,
     /// Set when core refused a grant request in a way operators count.
     pub refused: Option<Counted>,
 }
@@ -312,7 +323,7 @@ impl From<ApiError> for Outcome {
     fn from(e: ApiError) -> Outcome {
         Outcome {
             reply: e.reply(),
-            granted_at: None,
+            granted: None,
             refused: None,
         }
     }
@@ -322,7 +333,7 @@ impl From<HttpReply> for Outcome {
     fn from(reply: HttpReply) -> Outcome {
         Outcome {
             reply,
-            granted_at: None,
+            granted: None,
             refused: None,
         }
     }

@@ -26,7 +26,7 @@ use std::rc::Rc;
 use rangeid_core::fence::Witnessed;
 
 use super::raise::FENCE_TRIES;
-use super::{admin, handle, load_any, relays, transfer, ObjectRequest, Outcome, Step};
+use super::{admin, handle, load_any, relays, transfer, Granted, ObjectRequest, Outcome, Step};
 use crate::api::RelaysSetting;
 use crate::object::store::Sql;
 use crate::shared::logline;
@@ -83,9 +83,9 @@ pub struct Finished {
     /// Whether `counted` is core's refusal of a grant (logged, throttled),
     /// rather than the fence's (logged where the raise failed).
     pub refused_grant: bool,
-    /// Set when a new grant row was committed, to its `at`: the driver
-    /// raises the fence ahead of need and keeps an alarm to push and prune.
-    pub granted_at: Option<i64>,
+    /// Set when a new grant row was committed: the driver raises the fence
+    /// ahead of need and keeps an alarm to push and prune.
+    pub granted: Option<Granted>,
     /// An admin change committed: push the summary to the registry now.
     pub push_summary: bool,
     /// An error line for the logs.
@@ -98,7 +98,7 @@ impl Finished {
             reply,
             counted: None,
             refused_grant: false,
-            granted_at: None,
+            granted: None,
             push_summary: false,
             log_error: None,
         }
@@ -308,15 +308,15 @@ impl Serving {
         match handle(sql, request, waiting, now) {
             Step::Reply(Outcome {
                 reply,
-                granted_at,
+                granted,
                 refused,
             }) => {
                 let push_summary =
-                    granted_at.is_none() && reply.status < 300 && request.changes_admin_state();
+                    granted.is_none() && reply.status < 300 && request.changes_admin_state();
                 self.finish(Finished {
                     counted: refused,
                     refused_grant: refused.is_some(),
-                    granted_at,
+                    granted,
                     push_summary,
                     ..Finished::reply(reply)
                 })
@@ -615,7 +615,7 @@ mod tests {
         s.handle_raised(Ok(true));
         let done = finished(s.poll(&db, 0, T0));
         assert_eq!(done.reply.status, 200, "{}", done.reply.body);
-        assert_eq!(done.granted_at, Some(T0));
+        assert_eq!(done.granted.map(|g| g.at), Some(T0));
         assert!(!done.push_summary, "a grant is pushed by the alarm");
     }
 
@@ -872,7 +872,7 @@ mod tests {
         assert_eq!(done.reply.status, 503, "{}", done.reply.body);
         assert!(done.reply.body.contains("nothing was granted"));
         assert_eq!(done.counted, Some(Counted::Fenced));
-        assert_eq!(done.granted_at, None);
+        assert_eq!(done.granted, None);
         assert_eq!(next(&db), before, "nothing written");
         // The same request id, once the gate is open again, is granted
         // afresh (nothing of it was recorded).
@@ -907,7 +907,7 @@ mod tests {
             .iter()
             .map(|d| {
                 assert_eq!(d.reply.status, 200, "{}", d.reply.body);
-                assert_eq!(d.granted_at, Some(T0));
+                assert_eq!(d.granted.map(|g| g.at), Some(T0));
                 let v: serde_json::Value = serde_json::from_str(&d.reply.body).unwrap();
                 v["start"].as_str().unwrap().to_owned()
             })

@@ -531,27 +531,47 @@ impl NamespaceRow {
 /// counting IDs exactly as decimal text and keeping the minute's largest
 /// grant. Run it in the grant's own transaction.
 pub fn add_to_minute(sql: &impl Sql, minute: i64, ids: u64) -> Result<(), StoreError> {
-    let rows = sql.exec(
-        "SELECT ranges, ids, largest FROM minutes WHERE minute = ?",
-        &[Value::Int(minute)],
-    )?;
-    let (ranges, total, largest) = match rows.first() {
-        Some(r) => (
-            int(r, 0)?,
-            unpad(text(r, 1)?)?,
-            opt_text(r, 2)?.map(unpad_u64).transpose()?.unwrap_or(0),
-        ),
-        None => (0, 0, 0),
+    let mut stored = minutes_since(sql, minute)?;
+    add_to_read_minute(sql, &mut stored, minute, ids)
+}
+
+/// As [`add_to_minute`], with the bucket already read: `read` holds what
+/// [`minutes_since`] read from `minute` or earlier (the bucket of `minute`
+/// among them if it is stored), and is updated to what is stored after.
+pub fn add_to_read_minute(
+    sql: &impl Sql,
+    read: &mut Vec<Minute>,
+    minute: i64,
+    ids: u64,
+) -> Result<(), StoreError> {
+    let at = match read.iter().position(|m| m.minute == minute) {
+        Some(at) => at,
+        None => {
+            read.push(Minute {
+                minute,
+                ranges: 0,
+                ids: 0,
+                largest: 0,
+            });
+            read.sort_by_key(|m| m.minute);
+            read.iter().position(|m| m.minute == minute).unwrap_or(0)
+        }
     };
+    let Some(bucket) = read.get_mut(at) else {
+        return Err(StoreError("minute bucket missing".to_owned()));
+    };
+    bucket.ranges = bucket.ranges.saturating_add(1);
+    bucket.ids = (bucket.ids + u128::from(ids)).min(1 << 64);
+    bucket.largest = bucket.largest.max(ids);
     sql.exec(
         "INSERT INTO minutes (minute, ranges, ids, largest) VALUES (?, ?, ?, ?) \
          ON CONFLICT (minute) DO UPDATE SET ranges = excluded.ranges, ids = excluded.ids, \
          largest = excluded.largest",
         &[
             Value::Int(minute),
-            Value::Int(ranges.saturating_add(1)),
-            pad((total + u128::from(ids)).min(1 << 64)).into(),
-            pad(largest.max(ids).into()).into(),
+            Value::Int(bucket.ranges),
+            pad(bucket.ids).into(),
+            pad(bucket.largest.into()).into(),
         ],
     )?;
     Ok(())

@@ -23,7 +23,7 @@ pub(crate) fn run(db: &impl Sql, r: &ObjectRequest, now: i64) -> Outcome {
             serve::Action::Finish(f) => {
                 return Outcome {
                     reply: f.reply,
-                    granted_at: f.granted_at,
+                    granted: f.granted,
                     refused: f.counted.filter(|_| f.refused_grant),
                 }
             }
@@ -394,12 +394,44 @@ fn grants_listing_and_lookup() {
     assert_eq!((s, code(&v)), (404, "grant_not_found"));
 }
 
+/// The refill each grant hands its driver keeps the fence ahead of need:
+/// applied after every grant, as the driver does in the background, no
+/// grant after the first waits for the witness.
+#[test]
+fn grants_whose_refills_are_applied_never_wait_for_the_fence() {
+    let db = db();
+    call(&db, create_req("refill", 1, u64::MAX, 1000));
+    let (mut waited, mut refills) = (0, 0);
+    for i in 0..400 {
+        let request = grant_req("refill", "a", &format!("q{i}"), 100);
+        let mut serving = serve::Serving::new(&request);
+        let done = loop {
+            match serving.poll(&db, 0, T0 + i) {
+                serve::Action::Finish(f) => break f,
+                serve::Action::Raise { target, .. } => {
+                    waited += 1;
+                    raise(&db, target);
+                    serving.handle_raised(Ok(true));
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        };
+        assert_eq!(done.reply.status, 200, "{}", done.reply.body);
+        if let Some(target) = done.granted.and_then(|g| g.refill) {
+            refills += 1;
+            raise(&db, target);
+        }
+    }
+    assert_eq!(waited, 1, "only the first grant waits for the witness");
+    assert!(refills > 1, "the fence was refilled ahead of need ({refills})");
+}
+
 #[test]
 fn retention_prunes_old_grants_and_replays_get_fresh_ranges() {
     let db = db();
     call(&db, create_req("p", 1, 1000, 100));
     let o = run(&db, &grant_req("p", "a", "r1", 5), T0);
-    assert_eq!(o.granted_at, Some(T0));
+    assert_eq!(o.granted.map(|g| g.at), Some(T0));
     let day = 86_400_000;
     assert_eq!(prune(&db, T0 + 1000, day), Ok(Some(T0 + day)));
     let o = run(&db, &grant_req("p", "a", "r1", 5), T0 + 1000);
@@ -845,7 +877,7 @@ fn a_failed_grant_write_commits_nothing() {
     let o = run(&broken, &grant_req("t", "a", "r1", 5), T0);
     assert_eq!(o.reply.status, 503);
     assert_eq!(o.reply.header("retry-after"), Some("1"));
-    assert_eq!(o.granted_at, None);
+    assert_eq!(o.granted, None);
     let (_, sum) = call(&db, ObjectRequest::Summary { namespace: ns("t") });
     assert_eq!(
         (sum["next"].as_str(), sum["rangesGranted"].as_u64()),

@@ -521,13 +521,13 @@ impl Namespace {
         #[cfg(feature = "test-switches")]
         let done = match self.bench {
             Some(Bench::NoAfter) => Finished {
-                granted_at: None,
+                granted: None,
                 ..done
             },
             _ => done,
         };
-        if let Some(at) = done.granted_at {
-            self.after_grant(at).await;
+        if let Some(granted) = done.granted {
+            self.after_grant(*request.namespace(), granted).await;
         } else if done.push_summary {
             // An admin change: the registry shows it at once.
             self.push_summary(now_ms()).await;
@@ -636,16 +636,12 @@ impl Namespace {
     /// After a new grant: raise the fence ahead of need when it is near (in
     /// the background), and make sure an alarm pushes the summary to the
     /// registry within `schedule::PUSH_EVERY_MS` (and later prunes the grant).
-    async fn after_grant(&self, granted_at: i64) {
-        if self.raising.borrow().is_none() {
-            if let (Ok(Some(target)), Ok(Some(row))) = (
-                object::grant::refill_target(&self.sql, granted_at),
-                object::load_any(&self.sql),
-            ) {
-                // Runs on its own; a grant that still finds the fence near
-                // waits for it.
-                drop(self.raise(*row.state.name(), target));
-            }
+    async fn after_grant(&self, ns: NsName, granted: object::Granted) {
+        let idle = self.raising.borrow().is_none();
+        if let (true, Some(target)) = (idle, granted.refill) {
+            // Runs on its own; a grant that still finds the fence near
+            // waits for it.
+            drop(self.raise(ns, target));
         }
         // The registry's copy trails by at most `schedule::PUSH_EVERY_MS`: the alarm
         // pushes it (at once when the last push is that old), off the
