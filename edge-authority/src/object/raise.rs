@@ -4,7 +4,9 @@
 //! below this object's fence (restored while the raise was on its way),
 //! at most [`FENCE_TRIES`] times. No I/O here: the driver sends each
 //! [`RaiseAction::Ask`] and hands the witness's answer to
-//! [`Raising::handle_answer`].
+//! [`Raising::handle_answer`]. A [`Flight`] is the one raise in flight
+//! that every grant needing one shares: it goes on to the highest mark
+//! asked while it flew before it lands.
 
 use rangeid_core::fence::{Phase, Witnessed};
 
@@ -135,6 +137,62 @@ impl Raising {
     }
 }
 
+/// How many raises one [`Flight`] makes at most before it lands, however
+/// high the marks asked while it flies: the grants waiting for it then
+/// handle their requests again (and start another if they must).
+pub const FLIGHT_RAISES: usize = 4;
+
+/// The one fence raise in flight, shared by every grant that needs one
+/// while it flies: the highest mark any of them asked for. A grant that
+/// joins a flight below its own mark raises its flight's aim instead of
+/// waiting for a raise too low and asking again after it, so a burst of
+/// grants on a new namespace (whose minute of grants, and so its chunk,
+/// is still small) is covered by the flight it joins rather than each
+/// grant racing the others through raise after raise.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flight {
+    aim: u128,
+    reached: u128,
+    raises: usize,
+}
+
+impl Flight {
+    /// A new flight aiming at `target`.
+    pub fn new(target: u128) -> Flight {
+        Flight {
+            aim: target,
+            reached: 0,
+            raises: 0,
+        }
+    }
+
+    /// A grant joins the flight needing the mark at `target`.
+    pub fn join(&mut self, target: u128) {
+        self.aim = self.aim.max(target);
+    }
+
+    /// The mark to raise the witness to next, or `None` when the flight
+    /// lands: it reached every mark asked, or made [`FLIGHT_RAISES`]
+    /// raises.
+    pub fn next_raise(&mut self) -> Option<u128> {
+        if self.aim <= self.reached || self.raises >= FLIGHT_RAISES {
+            return None;
+        }
+        self.raises += 1;
+        Some(self.aim)
+    }
+
+    /// The raise to `mark` is done (the witness acknowledged it).
+    pub fn handle_reached(&mut self, mark: u128) {
+        self.reached = self.reached.max(mark);
+    }
+
+    /// The highest mark the flight reached.
+    pub fn reached(&self) -> u128 {
+        self.reached
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::{create_req, db, run, T0};
@@ -236,5 +294,35 @@ mod tests {
         assert_eq!(r.asked(), 0);
         // An answer nobody asked for changes nothing.
         assert_eq!(r.handle_answer(&db, Witnessed::read(9), T0).unwrap(), None);
+    }
+
+    #[test]
+    fn a_flight_goes_on_to_the_highest_mark_joined_before_it_lands() {
+        let mut f = Flight::new(100);
+        assert_eq!(f.next_raise(), Some(100));
+        // Two grants join while the first raise flies.
+        f.join(150);
+        f.join(120);
+        f.handle_reached(100);
+        assert_eq!(f.next_raise(), Some(150));
+        f.handle_reached(150);
+        assert_eq!(f.next_raise(), None, "every mark asked is reached");
+        assert_eq!(f.reached(), 150);
+        // Joining below what was reached asks nothing more.
+        f.join(140);
+        assert_eq!(f.next_raise(), None);
+    }
+
+    #[test]
+    fn a_flight_lands_after_flight_raises_however_high_the_joins() {
+        let mut f = Flight::new(1);
+        let mut raises = 0;
+        while let Some(mark) = f.next_raise() {
+            raises += 1;
+            f.handle_reached(mark);
+            f.join(mark + 1);
+        }
+        assert_eq!(raises, FLIGHT_RAISES);
+        assert_eq!(f.reached(), FLIGHT_RAISES as u128);
     }
 }

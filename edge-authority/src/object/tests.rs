@@ -423,7 +423,10 @@ fn grants_whose_refills_are_applied_never_wait_for_the_fence() {
         }
     }
     assert_eq!(waited, 1, "only the first grant waits for the witness");
-    assert!(refills > 1, "the fence was refilled ahead of need ({refills})");
+    assert!(
+        refills > 1,
+        "the fence was refilled ahead of need ({refills})"
+    );
 }
 
 #[test]

@@ -19,7 +19,7 @@ use worker::{
     ScheduledTime, State, Storage,
 };
 
-use crate::object::raise::{RaiseAction, Raising};
+use crate::object::raise::{Flight, RaiseAction, Raising};
 use crate::object::registry::RegistryRequest;
 use crate::object::relay::{self, RelayRequest, Revoked};
 use crate::object::relays::{self, RelayDesk};
@@ -137,6 +137,8 @@ pub struct Namespace {
     // How often it checks in (ms), from RANGEID_CHECK_SECONDS.
     check_every: Result<i64, String>,
     raising: Rc<RefCell<Option<Raise>>>,
+    // What the raise in flight aims at and has reached.
+    flight: Rc<Cell<Flight>>,
     // The grants gathered for the next shared commit.
     batch: Rc<RefCell<Option<GrantBatch>>>,
     // IDs asked for by grants now waiting for the fence to rise: the next
@@ -246,6 +248,7 @@ impl DurableObject for Namespace {
             alarm: Cell::new(AlarmSlot::default()),
             gate,
             raising: Rc::new(RefCell::new(None)),
+            flight: Rc::new(Cell::new(Flight::default())),
             batch: Rc::new(RefCell::new(None)),
             waiting: Rc::new(Cell::new(0)),
             pushed_at: Cell::new(0),
@@ -598,23 +601,38 @@ impl Namespace {
     }
 
     /// The fence raise in flight, or a new one asking the witness for at
-    /// least `target`. One raise at a time: a grant that needs one while
-    /// another is in flight waits for it (and asks again after, if it was
-    /// not enough). The flight records the acknowledged mark itself, only
-    /// after the witness acknowledged it, and runs to its end even if no
-    /// grant waits for it.
+    /// least `target`. One flight at a time: a grant that needs a raise
+    /// while one flies joins it, and the flight goes on to the highest
+    /// mark joined before it lands ([`Flight`] decides, at most
+    /// `FLIGHT_RAISES` raises; a grant it still does not cover asks again
+    /// after). The flight records each acknowledged mark itself, only after
+    /// the witness acknowledged it, and runs to its end even if no grant
+    /// waits for it.
     fn raise(&self, ns: NsName, target: u128) -> Raise {
         if let Some(flight) = self.raising.borrow().as_ref() {
             if flight.peek().is_none() {
+                self.update_flight(|f| f.join(target));
                 return flight.clone();
             }
         }
+        self.flight.set(Flight::new(target));
         let env = self.env.clone();
         let storage = self.state.storage();
+        let aim = Rc::clone(&self.flight);
         let flight: Raise = async move {
             let sql = DoSql::from_storage(storage);
-            raise_witness(&sql, &env, &ns, target, None).await?;
-            Ok(target)
+            loop {
+                let mut f = aim.get();
+                let next = f.next_raise();
+                aim.set(f);
+                let Some(mark) = next else {
+                    return Ok(f.reached());
+                };
+                raise_witness(&sql, &env, &ns, mark, None).await?;
+                let mut f = aim.get();
+                f.handle_reached(mark);
+                aim.set(f);
+            }
         }
         .boxed_local()
         .shared();
@@ -742,6 +760,13 @@ impl Namespace {
             .storage()
             .set_alarm(ScheduledTime::new(date))
             .await
+    }
+
+    /// Changes what the raise in flight aims at.
+    fn update_flight(&self, change: impl FnOnce(&mut Flight)) {
+        let mut f = self.flight.get();
+        change(&mut f);
+        self.flight.set(f);
     }
 
     /// Makes sure an alarm is due no later than `at` (ms): to prune, and
