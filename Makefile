@@ -25,6 +25,8 @@ bench: build
 	python/scripts/run.sh bench
 	cargo run -q -p rangeid-sim --release --locked --bin capacity -- --svg docs/capacity.svg
 	node edge-authority/scripts/bench.mjs
+	node edge-authority/scripts/profile.mjs --mode healthz
+	node edge-authority/scripts/profile.mjs
 	node edge-authority/scripts/bench-relays.mjs
 	node tests/bench/npm.mjs
 	node www/scripts/bench.mjs

@@ -96,9 +96,12 @@ function commOf(pid) {
  * `stop()` ends only the processes it started.
  */
 export class Authority {
-  constructor({ retentionSeconds, stateDir, witnessDown = false, testBuild = false, audience, vars = {}, strayVars = {}, keysText, runtime = process.env.RANGEID_TEST_RUNTIME || 'wrangler' } = {}) {
+  constructor({ retentionSeconds, stateDir, witnessDown = false, testBuild = false, audience, vars = {}, strayVars = {}, keysText, runtime = process.env.RANGEID_TEST_RUNTIME || 'wrangler', inspect = false } = {}) {
     if (!['wrangler', 'workerd'].includes(runtime)) throw new Error(`unknown runtime ${runtime}`);
     this.runtime = runtime;
+    // Bare workerd only: serve the V8 inspector on `inspectorPort` (a
+    // workerd command-line option, not a build switch), for profiling.
+    this.inspect = inspect;
     this.testBuild = testBuild;
     // A short retention is a test-only setting (test build); the authority
     // refuses one under an hour otherwise.
@@ -229,6 +232,7 @@ export class Authority {
       '--directory-path', `state=${this.stateDir}`,
       '--directory-path', `assets=${join(authorityDir, '..', 'www', 'dist')}`,
       '--socket-addr', `http=127.0.0.1:${this.port}`,
+      ...(this.inspect ? [`--inspector-addr=127.0.0.1:${this.inspectorPort}`] : []),
     ], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
   }
 
