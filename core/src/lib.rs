@@ -70,7 +70,7 @@ pub use authority::{decide, Decision, NamespaceConfig, NamespaceState, Refusal};
 pub use code::ErrorCode;
 pub use cursor::{AtomicCursor, CursorSlot};
 pub use lease::{Action, Lease, LeaseConfig, Outgoing, Ticket};
-pub use names::{Incarnation, Namespace, RequestId};
+pub use names::{Incarnation, Namespace, Region, RequestId};
 pub use protocol::{Grant, GrantRequest};
 pub use range::Range;
 pub use reply::{Disposition, Reply};

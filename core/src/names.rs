@@ -1,5 +1,5 @@
-//! Validated names: `Namespace`, `Incarnation` and `RequestId`, and
-//! `CodeText`, an unknown error code's text as a client keeps it.
+//! Validated names: `Namespace`, `Incarnation`, `RequestId` and `Region`,
+//! and `CodeText`, an unknown error code's text as a client keeps it.
 //!
 //! Each is checked once, where it enters the system, and is then carried as
 //! a type that cannot hold an invalid value. They live on the stack.
@@ -90,6 +90,10 @@ fn code_first(c: u8) -> bool {
 
 fn code_rest(c: u8) -> bool {
     code_first(c) || c.is_ascii_digit() || c == b'_'
+}
+
+fn region_char(c: u8) -> bool {
+    c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-'
 }
 
 fn token_char(c: u8) -> bool {
@@ -188,6 +192,14 @@ name_type!(
     /// Identifies one range request within an incarnation: 1 to 64 of
     /// `[A-Za-z0-9._:-]`. Repeating it repeats the request, never a new one.
     RequestId, 64, token_char, token_char, "^[A-Za-z0-9._:-]{1,64}$"
+);
+
+name_type!(
+    /// A relay region: which of a namespace's relays (one per namespace and
+    /// region) serves a generator, `^[a-z0-9-]{1,32}$`. By default the
+    /// region a request arrives in; a generator may name one
+    /// (`POST /v1/ranges?region=...`).
+    Region, 32, region_char, region_char, "^[a-z0-9-]{1,32}$"
 );
 
 name_type!(
@@ -341,6 +353,7 @@ mod tests {
             |s| RequestId::new(s).is_ok(),
             RequestId::MAX_LEN,
         );
+        pattern_agrees(Region::PATTERN, |s| Region::new(s).is_ok(), Region::MAX_LEN);
         pattern_agrees(
             CodeText::PATTERN,
             |s| CodeText::new(s).is_ok(),

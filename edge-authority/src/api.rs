@@ -369,35 +369,29 @@ pub fn no_query(query: &str) -> Result<(), ApiError> {
     query_pairs(query, &[]).map(|_| ())
 }
 
-/// A relay region: which of a namespace's relays (one per namespace and
-/// region, docs/relays.md) serves a generator. 1 to [`Region::MAX_LEN`]
-/// characters of `a-z`, `0-9` and `-`. By default the region a request
-/// arrives in (its continent); a generator may name one with
-/// `POST /v1/ranges?region=...`.
+/// A relay region ([`rangeid_core::Region`], whose rule it checks): which
+/// of a namespace's relays (one per namespace and region, docs/relays.md)
+/// serves a generator. By default the region a request arrives in (its
+/// continent); a generator may name one with `POST /v1/ranges?region=...`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Region(String);
 
 impl Region {
     /// The longest region name.
-    pub const MAX_LEN: usize = 32;
+    pub const MAX_LEN: usize = rangeid_core::Region::MAX_LEN;
     /// The rule, as the OpenAPI document states it.
-    pub const PATTERN: &'static str = "^[a-z0-9-]{1,32}$";
+    pub const PATTERN: &'static str = rangeid_core::Region::PATTERN;
 
-    /// Checks `text`.
+    /// Checks `text` (core's rule); a bad one is `invalid_request`.
     pub fn new(text: &str) -> Result<Region, ApiError> {
-        let ok = !text.is_empty()
-            && text.len() <= Region::MAX_LEN
-            && text
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-        if !ok {
-            return Err(ApiError::invalid(format!(
+        match rangeid_core::Region::new(text) {
+            Ok(r) => Ok(Region(r.as_str().to_owned())),
+            Err(_) => Err(ApiError::invalid(format!(
                 "region must be 1 to {} characters of a-z, 0-9 and -",
                 Region::MAX_LEN
-            )));
+            ))),
         }
-        Ok(Region(text.to_owned()))
     }
 
     /// The name.

@@ -28,8 +28,9 @@ class AsyncGenerator:
         *,
         options: Optional[Mapping[str, int]] = None,
         allow_insecure_http: bool = False,
+        region: Optional[str] = None,
     ) -> None:
-        self._args = (url, token, namespace, dict(options or {}), allow_insecure_http)
+        self._args = (url, token, namespace, dict(options or {}), allow_insecure_http, region)
         self._g: Optional[Generator] = None
 
     @classmethod
@@ -41,17 +42,20 @@ class AsyncGenerator:
         *,
         options: Optional[Mapping[str, int]] = None,
         allow_insecure_http: bool = False,
+        region: Optional[str] = None,
     ) -> "AsyncGenerator":
         """Starts a generator and awaits its first range."""
-        self = cls(url, token, namespace, options=options, allow_insecure_http=allow_insecure_http)
+        self = cls(
+            url, token, namespace, options=options, allow_insecure_http=allow_insecure_http, region=region
+        )
         await self._start()
         return self
 
     async def _start(self) -> Generator:
         if self._g is None:
-            url, token, namespace, options, insecure = self._args
+            url, token, namespace, options, insecure, region = self._args
             self._g = await Generator.connect_async(
-                url, token, namespace, options=options, allow_insecure_http=insecure
+                url, token, namespace, options=options, allow_insecure_http=insecure, region=region
             )
         return self._g
 

@@ -65,6 +65,7 @@ class Generator:
         *,
         options: Optional[Mapping[str, int]] = None,
         allow_insecure_http: bool = False,
+        region: Optional[str] = None,
     ) -> Generator: ...
     @staticmethod
     def connect_async(
@@ -74,6 +75,7 @@ class Generator:
         *,
         options: Optional[Mapping[str, int]] = None,
         allow_insecure_http: bool = False,
+        region: Optional[str] = None,
     ) -> Awaitable[Generator]: ...
     def next_id(self) -> int: ...
     def try_next_id(self) -> int: ...

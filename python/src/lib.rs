@@ -160,13 +160,15 @@ fn runtime() -> tokio::runtime::Handle {
 
 /// The client's options from the Python arguments: `token` a string or a
 /// callable `(refresh: bool) -> str`, `options` the engine's by their npm
-/// names (`rangeSize`, `deadlineMs`, ...), each checked by core.
+/// names (`rangeSize`, `deadlineMs`, ...), each checked by core; `region`
+/// the relay region that serves it (checked by core when it starts).
 fn options(
     url: String,
     token: &Bound<'_, PyAny>,
     namespace: String,
     engine: Option<&Bound<'_, PyMapping>>,
     allow_insecure_http: bool,
+    region: Option<String>,
 ) -> PyResult<Options> {
     let mut o = if let Ok(text) = token.extract::<String>() {
         Options::new(url, namespace, text)
@@ -208,6 +210,9 @@ fn options(
             o = o.option(&name, value);
         }
     }
+    if let Some(region) = region {
+        o = o.region(region);
+    }
     Ok(o.allow_insecure_http(allow_insecure_http)
         .runtime(runtime()))
 }
@@ -224,7 +229,7 @@ impl Generator {
     /// Starts a generator and waits (up to `deadlineMs`, 5 s by default)
     /// for its first range, with the GIL released.
     #[new]
-    #[pyo3(signature = (url, token, namespace, *, options=None, allow_insecure_http=false))]
+    #[pyo3(signature = (url, token, namespace, *, options=None, allow_insecure_http=false, region=None))]
     fn new(
         py: Python<'_>,
         url: String,
@@ -232,8 +237,9 @@ impl Generator {
         namespace: String,
         options: Option<&Bound<'_, PyMapping>>,
         allow_insecure_http: bool,
+        region: Option<String>,
     ) -> PyResult<Generator> {
-        let o = self::options(url, token, namespace, options, allow_insecure_http)?;
+        let o = self::options(url, token, namespace, options, allow_insecure_http, region)?;
         let inner = py
             .detach(|| rangeid_client::Generator::connect_blocking(o))
             .map_err(to_py)?;
@@ -243,7 +249,7 @@ impl Generator {
     /// Starts a generator without blocking the event loop: an awaitable
     /// of the generator, once its first range is installed.
     #[staticmethod]
-    #[pyo3(signature = (url, token, namespace, *, options=None, allow_insecure_http=false))]
+    #[pyo3(signature = (url, token, namespace, *, options=None, allow_insecure_http=false, region=None))]
     fn connect_async<'py>(
         py: Python<'py>,
         url: String,
@@ -251,8 +257,9 @@ impl Generator {
         namespace: String,
         options: Option<&Bound<'py, PyMapping>>,
         allow_insecure_http: bool,
+        region: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let o = self::options(url, token, namespace, options, allow_insecure_http)?;
+        let o = self::options(url, token, namespace, options, allow_insecure_http, region)?;
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             let inner = rangeid_client::Generator::connect(o).await.map_err(to_py)?;
             Ok(Generator { inner })

@@ -255,6 +255,33 @@ def test_each_failure_has_its_class_and_stable_code(authority: LocalAuthority) -
     expect(lambda: g.next_ids(2), rangeid.ClosedError, "closed")
 
 
+def test_a_region_is_served_by_its_relay_and_a_bad_one_is_invalid_config(authority: LocalAuthority) -> None:
+    """``region=`` as the npm option does (docs/relays.md, "The region"):
+    with the namespace's relays on, a generator naming region r1 is served
+    by the relay of r1 (the ledger holds its IDs under ``relay@r1``, none
+    under its own sub); a bad region fails before anything is sent."""
+    a = authority
+    ns = a.namespace("py-region")
+    status, body = a.request("POST", f"/v1/namespaces/{ns}/relays", {"relays": "on", "reason": "python region test"})
+    assert status == 200, body
+    # The front learns that relays are on from the namespace object's answer.
+    with Generator(url=a.url, token=a.token("generator", [ns], sub="warm-up"), namespace=ns, options={"rangeSize": 1}) as warm:
+        warm.next_id()
+    with Generator(url=a.url, token=a.token("generator", [ns], sub="py-r1"), namespace=ns, region="r1",
+                   options={"rangeSize": 100}) as g:
+        ids = g.next_ids(500)
+    status, body = a.request("GET", f"/v1/namespaces/{ns}/grants?limit=1000")
+    assert status == 200, body
+    subs = {x["sub"] for x in body["grants"]}
+    assert "relay@r1" in subs and "py-r1" not in subs, subs
+    roots = [(int(x["start"]), int(x["end"])) for x in body["grants"] if x["sub"] == "relay@r1"]
+    assert all(any(s <= i < e for s, e in roots) for i in ids)
+    for bad in ["", "EU", "eu_west", "a/b", "a" * 33]:
+        e = expect(lambda: Generator(url=a.url, token="t", namespace=ns, region=bad), rangeid.InvalidConfigError,
+                   "invalid_config")
+        assert "region" in e.message, e.message
+
+
 def test_context_manager_stats_and_close(authority: LocalAuthority) -> None:
     ns = authority.namespace("py-with")
     with generator(authority, ns) as g:

@@ -86,6 +86,7 @@ pub struct Options {
     engine: Vec<(String, u64)>,
     allow_insecure_http: bool,
     runtime: Option<tokio::runtime::Handle>,
+    region: Option<String>,
 }
 
 /// What the driver runs with, checked.
@@ -113,6 +114,7 @@ impl Options {
             engine: Vec::new(),
             allow_insecure_http: false,
             runtime: None,
+            region: None,
         }
     }
 
@@ -172,6 +174,17 @@ impl Options {
         self
     }
 
+    /// `region`: the relay region that serves this generator while the
+    /// namespace's relays are on (sent as `POST /v1/ranges?region=NAME`;
+    /// 1 to 32 of `a-z`, `0-9` and `-`, core's [`rangeid_core::Region`],
+    /// checked when the generator starts). Without it the authority uses
+    /// the region the request arrives in. Ignored while relays are off.
+    /// See docs/relays.md, "The region".
+    pub fn region(mut self, name: impl Into<String>) -> Options {
+        self.region = Some(name.into());
+        self
+    }
+
     /// Runs the generator's background task (refills, timers, HTTP) on
     /// this runtime instead of the current one (for
     /// [`crate::Generator::connect_blocking`]: instead of a runtime of its
@@ -207,9 +220,20 @@ impl Options {
         if !base_text.ends_with('/') {
             base_text.push('/');
         }
-        let endpoint = Url::parse(&base_text)
+        let mut endpoint = Url::parse(&base_text)
             .and_then(|b| b.join("v1/ranges"))
             .map_err(|e| Error::invalid_config(format!("url cannot take v1/ranges: {e}")))?;
+        if let Some(region) = &self.region {
+            let region = rangeid_core::Region::new(region).map_err(|e| {
+                Error::invalid_config(format!(
+                    "region must be 1 to {} characters of a-z, 0-9 and - ({e}): {region:?}",
+                    rangeid_core::Region::MAX_LEN
+                ))
+            })?;
+            endpoint
+                .query_pairs_mut()
+                .append_pair("region", region.as_str());
+        }
         if let Token::Fixed(t) = &self.token {
             if t.is_empty() {
                 return Err(Error::invalid_config(
@@ -303,5 +327,25 @@ mod tests {
             .ok()
             .unwrap();
         assert_eq!(c.endpoint.as_str(), "https://x.example/v1/ranges");
+    }
+
+    #[test]
+    fn a_region_is_checked_by_core_and_sent_in_the_query() {
+        let c = Options::new("https://x.example/base", "orders", "t")
+            .region("eu-west-1")
+            .check()
+            .ok()
+            .unwrap();
+        assert_eq!(
+            c.endpoint.as_str(),
+            "https://x.example/base/v1/ranges?region=eu-west-1"
+        );
+        for bad in ["", "EU", "eu west", "eu/x", &"a".repeat(33)] {
+            let e = code(Options::new("https://x", "orders", "t").region(bad));
+            assert!(
+                e.starts_with("invalid_config") && e.contains("region"),
+                "{bad:?}: {e}"
+            );
+        }
     }
 }
