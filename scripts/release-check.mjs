@@ -11,7 +11,8 @@
 //     and the wrangler it names as tested is the repository's;
 //   - with --release (right before publishing): both changelogs' top
 //     section is this version with a date, and no [Unreleased] section is
-//     left above it.
+//     left above it; no page still says the packages are "not on the npm
+//     registry yet" (UNPUBLISHED_NOTES).
 //
 //   node scripts/release-check.mjs [--release]
 import { readFileSync } from "node:fs";
@@ -26,6 +27,10 @@ export const PACKAGES = [
   { name: "rangeid", dir: "npm" },
   { name: "rangeid-authority", dir: "edge-authority/npm" },
 ];
+
+/** The pages that tell a reader to `make pack` until the first release; each loses that note when it is published. */
+export const UNPUBLISHED_NOTES = ["README.md", "npm/README.md", "docs/deploy.md"];
+const UNPUBLISHED = /not on the npm registry yet/i;
 
 /** The `## [...]` headings of a changelog, in order: {version, date} (version "Unreleased" for that one). */
 export function changelogSections(text) {
@@ -69,6 +74,11 @@ export function releaseProblems({ release = false, files = read } = {}) {
       if (!top || top.version !== version || !top.date) {
         problems.push(`${p.dir}/CHANGELOG.md must open with ## [${version}] - YYYY-MM-DD to release ${version} (found ${top ? `[${top.version}]` : "no section"})`);
       }
+    }
+  }
+  if (release) {
+    for (const page of UNPUBLISHED_NOTES) {
+      if (UNPUBLISHED.test(files(page))) problems.push(`${page} still says the packages are not on the npm registry yet; say how to install them from it`);
     }
   }
   if (released[0] !== released[1]) problems.push(`the changelogs list different releases: ${PACKAGES.map((p, i) => `${p.name} [${released[i] || "none"}]`).join(", ")}`);

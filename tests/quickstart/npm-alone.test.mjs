@@ -1,7 +1,7 @@
 // The README's quick start for a JavaScript developer, as one would run it:
 // in a scratch project, with only the pinned Node.js, /usr/bin and /bin on
-// PATH (no cargo, no rustc, no wrangler, no clone), the two packed
-// tarballs are installed with npm, `npx --no-install rangeid dev` serves
+// PATH (no cargo, no rustc, no wrangler, no clone), the two tarballs that
+// `make pack` (scripts/pack.mjs) makes are installed with npm, `npx --no-install rangeid dev` serves
 // the prebuilt authority on the workerd binary from npm, the CLI creates a
 // namespace and a Node script issues IDs. Prints the time from install to
 // the first ID, with the install and the start apart (the goal: under 60 s
@@ -18,7 +18,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { descendants } from "../authority/harness.mjs";
-import { bytes, packBoth } from "../release/pack.mjs";
+import { bytes } from "../release/pack.mjs";
 
 // Only what a JavaScript developer has: this Node.js (the pinned 24; npm
 // and npx from /usr/bin run on it), the system's /usr/bin and /bin. The
@@ -147,7 +147,16 @@ before(() => {
   const npmBin = spawnSync("sh", ["-c", "command -v npm && command -v npx && node --version"], { env: { PATH }, encoding: "utf8" });
   assert.equal(npmBin.status, 0, "npm and npx are on PATH");
   console.log(`PATH=${PATH} (npm, npx: ${npmBin.stdout.trim().split("\n").join(", ")})`);
-  tarballs = packBoth();
+  // The README's way to the tarballs until the packages are on the registry:
+  // `make pack`, which is scripts/pack.mjs; its --json line is packBoth's result.
+  const out = mkdtempSync(join(tmpdir(), "rangeid-pack-"));
+  const packed = spawnSync(process.execPath, [new URL("../../scripts/pack.mjs", import.meta.url).pathname, "--out", out, "--json"], { encoding: "utf8", maxBuffer: 64 << 20 });
+  assert.equal(packed.status, 0, packed.stderr);
+  tarballs = JSON.parse(packed.stdout.trim().split("\n").at(-1));
+  for (const name of ["rangeid", "rangeid-authority"]) {
+    const line = `npm install ${name === "rangeid" ? "" : "--save-dev "}${tarballs[name].tarball}`;
+    assert.ok(packed.stdout.includes(line), `make pack prints how to install ${name}: ${line}`);
+  }
   for (const [name, p] of Object.entries(tarballs)) console.log(`${name}: packed ${bytes(p.size)}, unpacked ${bytes(p.unpackedSize)}`);
   version = JSON.parse(readFileSync(new URL("../../npm/package.json", import.meta.url), "utf8")).version;
   project = mkdtempSync(join(tmpdir(), "rangeid-quickstart-"));
