@@ -121,6 +121,21 @@ impl NamespaceConfig {
     }
 }
 
+/// Where an ID stands in a namespace ([`NamespaceState::standing`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IdStanding {
+    /// Below the namespace's first ID: never part of it.
+    BeforeFirst,
+    /// Above its max: never part of it.
+    PastMax,
+    /// At or above `next`: no grant has reached it yet.
+    NotYetGranted,
+    /// Below `next`: granted, or skipped (a floor, a fence skip at a
+    /// start), never to be granted again.
+    Passed,
+}
+
 /// Whether a namespace grants new ranges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -284,6 +299,21 @@ impl NamespaceState {
     /// How many IDs were granted (or skipped by a floor) so far.
     pub const fn used(&self) -> u128 {
         self.next - self.config.first as u128
+    }
+
+    /// Where `id` stands by this state alone: outside the namespace, not
+    /// granted yet, or passed (granted, or skipped by a floor or a fence
+    /// skip; only the ledger says which grant, if one, holds it).
+    pub const fn standing(&self, id: u64) -> IdStanding {
+        if id < self.config.first {
+            IdStanding::BeforeFirst
+        } else if id > self.config.max {
+            IdStanding::PastMax
+        } else if id as u128 >= self.next {
+            IdStanding::NotYetGranted
+        } else {
+            IdStanding::Passed
+        }
     }
 
     /// Moves `next` up to `floor`. A floor equal to `next` changes nothing;
@@ -621,6 +651,20 @@ mod tests {
             decide(&s2, &mine(g), &req("orders", "A9", "r17", 9_999), &me(), 0),
             Err(Refusal::Conflict)
         );
+    }
+
+    #[test]
+    fn an_id_stands_outside_ahead_of_or_behind_next() {
+        let cfg = NamespaceConfig::new(Some(100), Some(1_000), None).unwrap();
+        let st = NamespaceState::create(Namespace::new("s").unwrap(), cfg)
+            .raise_floor(500)
+            .unwrap();
+        assert_eq!(st.standing(99), IdStanding::BeforeFirst);
+        assert_eq!(st.standing(100), IdStanding::Passed);
+        assert_eq!(st.standing(499), IdStanding::Passed);
+        assert_eq!(st.standing(500), IdStanding::NotYetGranted);
+        assert_eq!(st.standing(1_000), IdStanding::NotYetGranted);
+        assert_eq!(st.standing(1_001), IdStanding::PastMax);
     }
 
     #[test]

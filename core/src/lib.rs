@@ -66,7 +66,7 @@ pub mod transfer;
 #[cfg(feature = "serde")]
 pub mod wire;
 
-pub use authority::{decide, Decision, NamespaceConfig, NamespaceState, Refusal};
+pub use authority::{decide, Decision, IdStanding, NamespaceConfig, NamespaceState, Refusal};
 pub use code::ErrorCode;
 pub use cursor::{AtomicCursor, CursorSlot};
 pub use lease::{Action, Lease, LeaseConfig, Outgoing, Ticket};

@@ -174,12 +174,24 @@ fn require(claims: &Claims, access: Access<'_>) -> Result<(), ApiError> {
         return Ok(());
     }
     let what = match access {
-        Access::Generate(ns) => format!("taking ranges in {ns:?} needs a generator token for it"),
-        Access::Read(ns) => format!("reading {ns:?} needs a reader or admin token for it"),
+        Access::Generate(ns) => format!(
+            "taking ranges in {:?} needs a generator token for it",
+            ns.as_str()
+        ),
+        Access::Read(ns) => format!(
+            "reading {:?} needs a reader or admin token for it",
+            ns.as_str()
+        ),
         Access::List => "listing namespaces needs a reader or admin token".to_owned(),
-        Access::Admin(ns) => format!("administering {ns:?} needs an admin token for it"),
+        Access::Admin(ns) => format!(
+            "administering {:?} needs an admin token for it",
+            ns.as_str()
+        ),
     };
-    Err(ApiError::new(ErrorCode::Forbidden, what))
+    Err(ApiError::new(
+        ErrorCode::Forbidden,
+        format!("{what}; this is {}", claims.describe()),
+    ))
 }
 
 fn body<'a>(incoming: &Incoming<'a>) -> Result<&'a [u8], ApiError> {
@@ -837,6 +849,37 @@ mod tests {
                 br#"{"namespace":"other"}"#
             )),
             forbidden
+        );
+    }
+
+    #[test]
+    fn a_refusal_for_scope_names_what_the_token_covers() {
+        let message = |p: &Plan| match p {
+            Plan::Reply(r) => {
+                let v: serde_json::Value = serde_json::from_str(&r.body).unwrap_or_default();
+                v["error"]["message"].as_str().unwrap_or("").to_owned()
+            }
+            other => panic!("{other:?}"),
+        };
+        let gen = token_as("svc-users", Role::Generator, &["users", "carts"]);
+        let p = run("POST", "/v1/ranges", Some(&gen), GRANT);
+        assert_eq!(status(&p), (403, "forbidden".into()));
+        assert_eq!(
+            message(&p),
+            r#"taking ranges in "orders" needs a generator token for it; this is a generator token (sub "svc-users") for "users", "carts""#
+        );
+        let reader = token_as("dash", Role::Reader, &["*"]);
+        assert!(message(&run(
+            "POST",
+            "/v1/namespaces/orders/freeze",
+            Some(&reader),
+            br#"{"reason":"x"}"#
+        ))
+        .ends_with(r#"this is a reader token (sub "dash") for every namespace"#));
+        assert!(
+            message(&run("GET", "/v1/namespaces", Some(&gen), b"")).starts_with(
+                "listing namespaces needs a reader or admin token; this is a generator token"
+            )
         );
     }
 

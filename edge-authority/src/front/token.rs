@@ -161,6 +161,27 @@ impl Claims {
         })
     }
 
+    /// Who the token is and what it covers, for a refusal's message:
+    /// `a generator token (sub "svc") for "users", "carts"`, or `... for
+    /// every namespace`.
+    pub fn describe(&self) -> String {
+        let scope = match &self.ns {
+            Scope::All => "every namespace".to_owned(),
+            Scope::Only(list) => list
+                .iter()
+                .map(|n| format!("{:?}", n.as_str()))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        let role = self.role.as_str();
+        let article = if role.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        format!("{article} {role} token (sub {:?}) for {scope}", self.sub)
+    }
+
     fn ns_list(&self) -> Vec<String> {
         match &self.ns {
             Scope::All => vec!["*".into()],

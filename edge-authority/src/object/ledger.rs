@@ -3,7 +3,7 @@
 //! by retention.
 
 use rangeid_core::wire::{DecBound, DecU64};
-use rangeid_core::{ErrorCode, Namespace};
+use rangeid_core::{ErrorCode, IdStanding, Namespace};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 
@@ -153,9 +153,10 @@ pub fn list_grants(
     Ok(page_reply("grants", grants, limit, cursor))
 }
 
-/// The retained grant holding `id`, or `404 grant_not_found`.
+/// The retained grant holding `id`, or `404 grant_not_found` with where
+/// the ID stands (core's [`rangeid_core::IdStanding`]).
 pub fn lookup(sql: &impl Sql, ns: &Namespace, id: u64) -> Result<HttpReply, ApiError> {
-    load(sql, ns)?;
+    let row = load(sql, ns)?;
     let rows = sql
         .exec(
             &format!(
@@ -171,9 +172,30 @@ pub fn lookup(sql: &impl Sql, ns: &Namespace, id: u64) -> Result<HttpReply, ApiE
         .map_err(unavailable)?;
     let found = span.and_then(|s| Some((s, s.index_holding(id)?)));
     let Some((span, i)) = found else {
+        let state = &row.state;
+        let why = match state.standing(id) {
+            IdStanding::BeforeFirst => format!(
+                "it is below this namespace's first ID ({}): never granted here",
+                state.config().first()
+            ),
+            IdStanding::PastMax => format!(
+                "it is above this namespace's max ({}): never granted here",
+                state.config().max()
+            ),
+            IdStanding::NotYetGranted => format!(
+                "it has not been granted yet: the next grant starts at {}",
+                state.next()
+            ),
+            // Passed, and any standing a newer core adds.
+            _ => "it was passed, but no retained grant holds it: it was skipped \
+                  (a floor, or the rest of a fence chunk at a restart; never issued), \
+                  or its grant left the ledger (kept 24 hours by default, within the \
+                  ledger's row limits)"
+                .to_owned(),
+        };
         return Err(ApiError::new(
             ErrorCode::GrantNotFound,
-            format!("no retained grant of {ns:?} contains {id}"),
+            format!("no retained grant of {ns:?} contains {id}: {why}"),
         ));
     };
     let root = grant_json(*ns, &span, i).map_err(unavailable)?;

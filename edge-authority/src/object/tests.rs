@@ -392,6 +392,37 @@ fn grants_listing_and_lookup() {
         },
     );
     assert_eq!((s, code(&v)), (404, "grant_not_found"));
+    // The refusal says where the ID stands.
+    let why = |id: u64| {
+        let (_, v) = call(
+            &db,
+            ObjectRequest::Lookup {
+                namespace: ns("l"),
+                id: DecU64(id),
+            },
+        );
+        v["error"]["message"].as_str().unwrap_or("").to_owned()
+    };
+    assert!(
+        why(51).ends_with("it has not been granted yet: the next grant starts at 51"),
+        "{}",
+        why(51)
+    );
+    assert!(why(1_000_001).ends_with("above this namespace's max (1000000): never granted here"));
+    assert!(why(0).contains("below this namespace's first ID (1)"));
+    call(
+        &db,
+        ObjectRequest::Floor {
+            namespace: ns("l"),
+            floor: DecU64(100),
+            actor: "ops".into(),
+        },
+    );
+    assert!(
+        why(70).contains("it was passed, but no retained grant holds it"),
+        "{}",
+        why(70)
+    );
 }
 
 /// The refill each grant hands its driver keeps the fence ahead of need:

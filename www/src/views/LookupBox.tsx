@@ -1,4 +1,5 @@
-// "Who got ID N": the retained grant holding N, or a plain "none".
+// "Who got ID N": the retained grant holding N, or the authority's word on
+// where N stands when none does.
 import { useState } from "preact/hooks";
 import { lookup } from "../api/endpoints";
 import { ApiError } from "../api/http";
@@ -9,13 +10,6 @@ import { useAuth } from "./auth";
 import { Timestamp } from "./Timestamp";
 
 type Outcome = { found: Lookup } | { none: string } | { error: string };
-
-/** Why no grant holds `id`, as far as the summary tells. */
-function noGrant(id: bigint, s: Summary): string {
-  if (id < BigInt(s.first)) return `ID ${id} is below this namespace's first ID (${s.first}): it is never granted here.`;
-  if (id >= BigInt(s.next)) return `ID ${id} has not been granted yet: the next ID to grant is ${s.next}.`;
-  return `No retained grant holds ID ${id}. Grants are kept for 24 hours by default, so it was granted earlier, or skipped by a floor or a restart.`;
-}
 
 export function LookupBox({ summary }: { summary: Summary }) {
   const { token } = useAuth();
@@ -33,7 +27,9 @@ export function LookupBox({ summary }: { summary: Summary }) {
     try {
       setOutcome({ found: await lookup(token, summary.namespace, id.toString()) });
     } catch (err) {
-      if (err instanceof ApiError && err.code === "grant_not_found") setOutcome({ none: noGrant(id, summary) });
+      // The authority says where the ID stands (before first, not granted
+      // yet, or passed with no retained grant: skipped or aged out).
+      if (err instanceof ApiError && err.code === "grant_not_found") setOutcome({ none: err.message });
       else setOutcome({ error: err instanceof Error ? err.message : String(err) });
     } finally {
       setBusy(false);
