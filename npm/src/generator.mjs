@@ -107,6 +107,22 @@ function aborted(signal) {
   return new RangeIdError("aborted", `the wait was aborted${said ? ` (${said})` : ""}`, { cause: why, final: false });
 }
 
+/**
+ * A network error's message with its causes' (fetch's "fetch failed" keeps
+ * the reason, such as ECONNREFUSED, in `cause`), joined with ": ", without
+ * a cause that repeats what came before it.
+ */
+function causes(error) {
+  let out = String(error?.message ?? error);
+  const seen = new Set([error]);
+  for (let c = error?.cause; c != null && !seen.has(c); c = c.cause) {
+    seen.add(c);
+    const text = String(c.message ?? c);
+    if (text && !out.includes(text)) out += `: ${text}`;
+  }
+  return out;
+}
+
 function retryAfterMs(header) {
   if (header === null || header === undefined) return -1;
   const seconds = Number(header);
@@ -162,6 +178,9 @@ export class Generator {
   #closed = false;
   #finalStats = undefined;
   #createSignal = undefined;
+  // While createGenerator waits for the first range: a failure then closes
+  // the generator, so its message promises no retry.
+  #warming = false;
 
   constructor(Engine, options) {
     const o = driverOptions(options);
@@ -503,9 +522,11 @@ export class Generator {
     let said;
     if (f.noAnswer) {
       const c = this.#lastCause;
-      said = c?.beforeSend ? `no request sent: ${c.message}` : `${where} got no answer${c ? `: ${c.message ?? c}` : ""}`;
+      said = c?.beforeSend ? `no request sent: ${c.message}` : `${where} got no answer${c ? `: ${causes(c)}` : ""}`;
     } else if (f.authorityCode !== undefined) {
-      said = `${where} answered ${f.status} ${f.authorityCode}${f.message ? `: ${f.message}` : ""}`;
+      // The wire code only where it says more than this error's code.
+      const code = f.authorityCode === f.code ? "" : ` ${f.authorityCode}`;
+      said = `${where} answered ${f.status}${code}${f.message ? `: ${f.message}` : ""}`;
     } else if (f.status !== undefined) {
       const body = f.excerpt ? `: ${JSON.stringify(f.excerpt)}` : " (empty body)";
       said = `${where} answered ${f.status}, not a rangeid authority's answer (is the url right? a proxy or firewall in the way?)${body}`;
@@ -515,14 +536,18 @@ export class Generator {
       const fresh = f.code !== "unauthenticated" ? ""
         : typeof this.#token === "function" ? " with a fresh token"
         : " with the same token (it is a fixed string: pass a token function to supply a fresh one)";
-      said = `${said ?? where}; the generator asks again by itself${fresh} in ${Math.max(0, Math.ceil((f.blockedUntil - now()) / 1000))} s`;
+      said = this.#warming
+        ? `${said ?? where}; the generator closed before its first range, so nothing asks again: fix this and start a new one`
+        : `${said ?? where}; the generator asks again by itself${fresh} in ${Math.max(0, Math.ceil((f.blockedUntil - now()) / 1000))} s`;
     }
+    // The code is the error's own (RangeIdError shows it): the head repeats
+    // it only when nothing the authority said follows.
     const head = prefix ?? (
       f.code === "unavailable" ? "no ID is ready"
       : f.code === "frozen" ? "the namespace is frozen"
       : f.code === "exhausted" ? `namespace ${this.#namespace} is exhausted (${f.remaining ?? "0"} IDs left)`
-      : f.blockedUntil !== undefined ? `blocked (${f.code})`
-      : `refused (${f.code})`);
+      : f.blockedUntil !== undefined ? (said ? "blocked" : `blocked (${f.code})`)
+      : said ? "the authority refused this generator" : `refused (${f.code})`);
     const message = said ? `${head}: ${said}` : prefix ? `${head}: waiting on ${where}` : head;
     return new RangeIdError(f.code, message, {
       status: f.status,
@@ -620,11 +645,14 @@ export class Generator {
     if (this.#closed) throw this.#error();
     const ready = () => !this.#closed && (this.#localLeft() > 0 || this.#engine.stats(0).available !== "0");
     if (ready()) return;
+    this.#warming = true;
     try {
       await this.#wait(() => (ready() ? true : undefined), 0, this.#createSignal);
     } catch (e) {
       this.close();
       throw e;
+    } finally {
+      this.#warming = false;
     }
   }
 }

@@ -2,6 +2,7 @@
 // fake authority: every ID is checked against the ledger of granted ranges,
 // and no fault may cause a duplicate.
 import { test } from "node:test";
+import { createServer } from "node:net";
 import assert from "node:assert/strict";
 import { createGenerator, RangeIdError } from "../src/node.mjs";
 import { fakeAuthority } from "./fake-authority.mjs";
@@ -308,6 +309,8 @@ test("a rangeid authority's own final answer stays final: no probe after it", as
   const { error: e, ms } = await drainUntilError(ids);
   assert.ok(ms < 1000);
   assert.deepEqual([e.code, e.status, e.authorityCode, e.final], ["forbidden", 403, "forbidden", true]);
+  // The code once (RangeIdError shows it), then what the authority said.
+  assert.equal(e.message, "the authority refused this generator: POST https://authority.test/v1/ranges answered 403: this token may not take ranges in orders");
   const calls = after;
   await sleep(300);
   assert.equal(after, calls, "a final answer is not asked again");
@@ -440,6 +443,27 @@ test("errors keep what the authority said: status, message, remaining, retryAfte
     assert.equal(e.code, "unavailable");
     assert.ok(e.cause instanceof TypeError);
     assert.match(e.message, /ECONNREFUSED/);
+    return true;
+  });
+  // Node's own fetch says only "fetch failed"; the reason is in its cause.
+  const closed = await new Promise((resolve) => {
+    const srv = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+  await assert.rejects(createGenerator({ ...base, url: `http://127.0.0.1:${closed}`, deadlineMs: 300 }), (e) => {
+    assert.equal(e.code, "unavailable");
+    assert.match(e.message, /got no answer: fetch failed: .*ECONNREFUSED/);
+    return true;
+  });
+  // A block while createGenerator waits: it closes the generator, so the
+  // message promises no retry.
+  const waf = async () => new Response("<html>blocked</html>", { status: 403 });
+  await assert.rejects(createGenerator({ ...base, fetch: waf }), (e) => {
+    assert.equal(e.code, "forbidden");
+    assert.doesNotMatch(e.message, /asks again by itself/);
+    assert.match(e.message, /; the generator closed before its first range, so nothing asks again: fix this and start a new one$/);
     return true;
   });
   const a = fakeAuthority({ first: 1n, max: 5n });

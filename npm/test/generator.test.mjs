@@ -126,12 +126,23 @@ test("exhaustion rejects with exhausted, never a wrapped value", async () => {
 
 test("bad credentials and unknown namespaces reject at creation", async () => {
   const a = fakeAuthority();
-  // A fixed token string cannot be refreshed: the message must not promise a fresh one.
+  // Creation closes the generator it waited for: no promise of a retry.
   await assert.rejects(
     createGenerator({ ...base, token: "wrong", fetch: a.fetch }),
-    (e) => e.code === "unauthenticated" && /with the same token \(it is a fixed string/.test(e.message) && !/fresh token/.test(e.message),
+    (e) => e.code === "unauthenticated" && /nothing asks again/.test(e.message) && !/asks again by itself|fresh token/.test(e.message),
   );
   await assert.rejects(createGenerator({ ...base, namespace: "users", fetch: a.fetch }), (e) => e.code === "namespace_not_found");
+  // A running generator asks again; a fixed token string cannot be
+  // refreshed, so the message must not promise a fresh one.
+  const rotating = fakeAuthority({ tokens: ["t"] });
+  const ids = await createGenerator({ ...base, fetch: rotating.fetch, rangeSize: 5, maxOutstanding: 1, retryMaxMs: 50 });
+  rotating.state.tokens = new Set(["other"]);
+  let e;
+  for (let i = 0; i < 50 && !e; i++) await ids.nextId().catch((x) => { e = x; });
+  assert.equal(e?.code, "unauthenticated");
+  assert.match(e.message, /asks again by itself with the same token \(it is a fixed string/);
+  assert.doesNotMatch(e.message, /fresh token/);
+  ids.close();
 });
 
 test("bad options are invalid_config and send nothing", async () => {

@@ -79,6 +79,26 @@ create_exception!(
     "The options are not valid (`invalid_config`); nothing was started."
 );
 
+/// A batch's size as the client takes it: any Python int that fits a
+/// `u64` (the client refuses 0 and sizes past `MAX_BATCH` itself); another
+/// int, such as a negative one, is `InvalidRequestError`, and a value that
+/// is no int `TypeError`, as Python's own calls do.
+fn batch_size(n: &Bound<'_, PyAny>) -> PyResult<u64> {
+    if let Ok(n) = n.extract::<u64>() {
+        return Ok(n);
+    }
+    if n.is_instance_of::<pyo3::types::PyInt>() {
+        return Err(to_py(rangeid_client::Error::invalid_request(format!(
+            "a batch asks for 1 to {} IDs, not {n}",
+            rangeid_client::MAX_BATCH
+        ))));
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(format!(
+        "a batch's size is an int, not {}",
+        n.get_type().name()?
+    )))
+}
+
 /// The Python exception for a client error: its class by the error's kind,
 /// with every field the Rust error carries as an attribute.
 fn to_py(e: rangeid_client::Error) -> PyErr {
@@ -284,7 +304,12 @@ impl Generator {
 
     /// Exactly `n` IDs (1 to 2**32 - 1), not necessarily contiguous;
     /// waits like `next_id`, with the GIL released. All or nothing.
-    fn next_ids<'py>(&self, py: Python<'py>, n: u64) -> PyResult<Bound<'py, PyList>> {
+    fn next_ids<'py>(
+        &self,
+        py: Python<'py>,
+        n: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let n = batch_size(n)?;
         let ids = py
             .detach(|| self.inner.next_ids_blocking(n))
             .map_err(to_py)?;
@@ -300,7 +325,12 @@ impl Generator {
     }
 
     /// `next_ids` as an awaitable (for the asyncio variant).
-    fn next_ids_async<'py>(&self, py: Python<'py>, n: u64) -> PyResult<Bound<'py, PyAny>> {
+    fn next_ids_async<'py>(
+        &self,
+        py: Python<'py>,
+        n: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let n = batch_size(n)?;
         let g = self.inner.clone();
         pyo3_async_runtimes::tokio::future_into_py(
             py,

@@ -214,10 +214,15 @@ def test_each_failure_has_its_class_and_stable_code(authority: LocalAuthority) -
     e = expect(lambda: Generator(url=a.url, token=a.token("generator", [other]), namespace=ns, options=fast),
                rangeid.RefusedError, "forbidden")
     assert (e.status, e.authority_code, e.is_final) == (403, "forbidden", True)
-    # A token refused even fresh blocks the generator.
+    # The message names what the token covers, and the code only once.
+    assert f'this is a generator token (sub "pytest") for "{other}"' in e.message, e.message
+    assert str(e).count("forbidden") == 1, str(e)
+    # A token refused even fresh blocks the generator; the constructor gave
+    # up, so the message promises no retry.
     e = expect(lambda: Generator(url=a.url, token=a.token("generator", [ns], key=b"\0" * 32), namespace=ns, options=fast),
                rangeid.BlockedError, "unauthenticated")
     assert (e.status, e.is_final) == (401, False)
+    assert "asks again by itself" not in e.message and "nothing asks again" in e.message, e.message
     # Nothing answers: unavailable, with the network error chained.
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -225,6 +230,7 @@ def test_each_failure_has_its_class_and_stable_code(authority: LocalAuthority) -
     e = expect(lambda: Generator(url=f"http://127.0.0.1:{closed_port}", token="t", namespace=ns, options=fast),
                rangeid.UnavailableError, "unavailable")
     assert isinstance(e.__cause__, ConnectionError)
+    assert "Connection refused" in e.message, e.message
     # Options, checked by core.
     e = expect(lambda: Generator(url=a.url, token="t", namespace=ns, options={"rangeSiz": 5}),
                rangeid.InvalidConfigError, "invalid_config")
@@ -233,7 +239,8 @@ def test_each_failure_has_its_class_and_stable_code(authority: LocalAuthority) -
     e = expect(lambda: Generator(url=a.url, token="t", namespace=ns, options=MappingProxyType({"rangeSiz": 5})),
                rangeid.InvalidConfigError, "invalid_config")
     assert "rangeSiz" in e.message
-    expect(lambda: Generator(url="http://ids.example.com", token="t", namespace=ns), rangeid.InvalidConfigError, "invalid_config")
+    e = expect(lambda: Generator(url="http://ids.example.com", token="t", namespace=ns), rangeid.InvalidConfigError, "invalid_config")
+    assert "allow_insecure_http" in e.message and "(true)" not in e.message, e.message
     expect(lambda: Generator(url=a.url, token="t", namespace=ns, options={"rangeSize": -1}), rangeid.InvalidConfigError, "invalid_config")
     expect(lambda: Generator(url=a.url, token=42, namespace=ns), rangeid.InvalidConfigError, "invalid_config")  # type: ignore[arg-type]
     # A namespace of 1,000 IDs: a batch larger than what is left.
@@ -243,6 +250,12 @@ def test_each_failure_has_its_class_and_stable_code(authority: LocalAuthority) -
     assert isinstance(e, rangeid.ExhaustedError)
     assert e.available is not None and e.remaining is not None and e.is_final is False
     expect(lambda: g.next_ids(0), rangeid.InvalidRequestError, "invalid_request")
+    # A count the client cannot hold is the same typed refusal, not OverflowError.
+    e = expect(lambda: g.next_ids(-1), rangeid.InvalidRequestError, "invalid_request")
+    assert "not -1" in e.message, e.message
+    expect(lambda: g.next_ids(2**70), rangeid.InvalidRequestError, "invalid_request")
+    with pytest.raises(TypeError):
+        g.next_ids("3")  # type: ignore[arg-type]
     e = expect(lambda: g.next_ids(rangeid.MAX_BATCH + 1), rangeid.InvalidRequestError, "invalid_request")
     # Every ID, then exhausted.
     assert len(set(g.next_ids(1000))) == 1000

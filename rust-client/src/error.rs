@@ -40,11 +40,14 @@ pub enum ErrorKind {
     InvalidConfig,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Inner {
     kind: ErrorKind,
     code: &'static str,
     message: String,
+    /// Where in `message` the promise that the generator asks again
+    /// begins, when it makes one: cut by [`Error::gave_up_connecting`].
+    asks_again_at: Option<usize>,
     is_final: bool,
     status: Option<u16>,
     authority_code: Option<String>,
@@ -76,6 +79,7 @@ impl Error {
             kind,
             code,
             message,
+            asks_again_at: None,
             is_final,
             status: None,
             authority_code: None,
@@ -91,9 +95,7 @@ impl Error {
     }
 
     fn with(mut self, f: impl FnOnce(&mut Inner)) -> Error {
-        if let Some(inner) = Arc::get_mut(&mut self.0) {
-            f(inner);
-        }
+        f(Arc::make_mut(&mut self.0));
         self
     }
 
@@ -106,7 +108,11 @@ impl Error {
         )
     }
 
-    pub(crate) fn invalid_request(message: impl Into<String>) -> Error {
+    /// An `invalid_request` error: a request for IDs that cannot be made
+    /// (a batch of 0, or too large). Public for bindings whose callers can
+    /// write a count the client's `u64` cannot hold (a negative Python
+    /// int); nothing was taken.
+    pub fn invalid_request(message: impl Into<String>) -> Error {
         Error::new(
             ErrorKind::InvalidRequest,
             "invalid_request",
@@ -159,13 +165,16 @@ impl Error {
                 status = Some(r.status);
                 authority_code = Some(r.code.as_str().to_owned());
                 let message = unescape(r.message.as_str());
-                said = Some(if message.is_empty() {
-                    format!("POST {endpoint} answered {} {}", r.status, r.code)
+                // The wire code only where it says more than this error's code.
+                let code = if r.code.as_str() == why.client_code() {
+                    String::new()
                 } else {
-                    format!(
-                        "POST {endpoint} answered {} {}: {message}",
-                        r.status, r.code
-                    )
+                    format!(" {}", r.code)
+                };
+                said = Some(if message.is_empty() {
+                    format!("POST {endpoint} answered {}{code}", r.status)
+                } else {
+                    format!("POST {endpoint} answered {}{code}: {message}", r.status)
                 });
                 authority_message = Some(message);
                 retry_after_ms = r.retry_after_ms;
@@ -193,7 +202,7 @@ impl Error {
                 retry_after_ms = t.retry_after_ms;
                 said = Some(match (t.kind, t.status) {
                     (TransientKind::NoAnswer, _) => match cause {
-                        Some(c) => format!("POST {endpoint} got no answer: {c}"),
+                        Some(c) => format!("POST {endpoint} got no answer: {}", chain(&**c)),
                         None => format!("POST {endpoint} got no answer"),
                     },
                     (_, Some(s)) => format!(
@@ -214,19 +223,28 @@ impl Error {
         {
             error_code = error_code.or(Some(c));
         }
+        // The code is this error's own (Display puts it first): the head
+        // repeats it only when nothing the authority said follows.
         let head = match (prefix, why) {
             (Some(p), _) => p.to_owned(),
             (None, IssueError::Unavailable) => "no ID is ready".to_owned(),
+            (None, IssueError::Blocked(_)) if said.is_some() => "blocked".to_owned(),
             (None, IssueError::Blocked(code)) => format!("blocked ({code})"),
+            (None, IssueError::Failed(_)) if said.is_some() => {
+                "the authority refused this generator".to_owned()
+            }
             (None, IssueError::Exhausted) => format!(
                 "the namespace is exhausted ({} IDs left)",
                 remaining.unwrap_or(0)
             ),
             (None, other) => other.to_string(),
         };
+        let mut asks_again_at = None;
         let message = match said {
             Some(s) if kind == ErrorKind::Blocked => {
-                format!("{head}: {s}; the generator asks again by itself")
+                let m = format!("{head}: {s}");
+                asks_again_at = Some(m.len());
+                format!("{m}; the generator asks again by itself")
             }
             Some(s) => format!("{head}: {s}"),
             None => head,
@@ -251,6 +269,22 @@ impl Error {
             e.retry_after = retry_after_ms.map(Duration::from_millis);
             e.error_code = error_code;
             e.cause = cause;
+            e.asks_again_at = asks_again_at;
+        })
+    }
+
+    /// This error as [`crate::Generator::connect`] gives it: the generator
+    /// it was waiting for is closed, so nothing asks again; the message
+    /// says so instead of promising a retry.
+    pub(crate) fn gave_up_connecting(self) -> Error {
+        let Some(at) = self.0.asks_again_at else {
+            return self;
+        };
+        self.with(|e| {
+            e.message.truncate(at);
+            e.message
+                .push_str("; the generator closed before its first range, so nothing asks again: fix this and start a new one");
+            e.asks_again_at = None;
         })
     }
 
@@ -336,6 +370,23 @@ impl std::error::Error for Error {
             .as_deref()
             .map(|c| c as &(dyn std::error::Error + 'static))
     }
+}
+
+/// `error`'s message and its sources', joined with ": " (a network
+/// error's root cause, such as "Connection refused", is often only in its
+/// sources), without a source that repeats what came before it.
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = error.to_string();
+    let mut next = error.source();
+    while let Some(e) = next {
+        let text = e.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        next = e.source();
+    }
+    out
 }
 
 /// The authority's message as core keeps it (JSON escapes as written),

@@ -91,7 +91,10 @@ pub struct Stats {
     pub incarnation: String,
     /// Where the generator is in its life.
     pub phase: Phase,
-    /// The consumption rate the engine measured, IDs per second.
+    /// The consumption rate the engine measured, IDs per second, over
+    /// half-second windows: 0 until the generator has issued a minimum
+    /// range's worth (`min_range_size`, 1,000 by default) across two of
+    /// them, so a burst or a short try shows none.
     pub rate_per_second: u64,
     /// HTTP attempts whose answer is awaited.
     pub in_flight: u64,
@@ -139,7 +142,7 @@ impl Generator {
             Ok(Ok(_)) => Ok(self),
             Ok(Err(e)) => {
                 self.close();
-                Err(e)
+                Err(e.gave_up_connecting())
             }
             Err(_) => Err(Error::closed()),
         }

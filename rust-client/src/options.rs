@@ -209,7 +209,7 @@ impl Options {
                 };
                 if !loopback && !self.allow_insecure_http {
                     return Err(Error::invalid_config(format!(
-                        "url {} sends the token unencrypted to another machine: use https:, or allow_insecure_http(true) (plain http: is allowed without it only to localhost, 127.0.0.0/8 and [::1])",
+                        "url {} sends the token unencrypted to another machine: use https:, or opt in with allow_insecure_http (plain http: is allowed without it only to localhost, 127.0.0.0/8 and [::1])",
                         base.origin().ascii_serialization()
                     )));
                 }

@@ -86,7 +86,9 @@ async fn lost_replies_and_many_threads_issue_every_id_once() {
     assert_eq!(s.phase, Phase::Closed);
     assert_eq!(closed.abandoned + s.lost, s.lease.abandoned, "{s:?}");
     // Nothing else gone: every committed ID is issued, abandoned (by close,
-    // or lost), or in a range given up while in flight.
+    // or lost), or in a range given up while in flight. Read after close: a
+    // prefetch may have been committed and installed since the first read.
+    let committed = fake.state.lock().unwrap().committed.clone();
     let granted: u64 = committed.iter().map(|r| r.count()).sum();
     assert!(
         granted >= 160_000 + s.lease.abandoned,
@@ -156,6 +158,13 @@ async fn a_proxys_4xx_fails_waiting_calls_at_once_and_the_generator_recovers() {
         err.message().contains("not a rangeid authority's answer"),
         "{err}"
     );
+    // connect closed the generator it waited for: no promise of a retry.
+    assert!(!err.message().contains("asks again by itself"), "{err}");
+    assert!(
+        err.message()
+            .ends_with("; the generator closed before its first range, so nothing asks again: fix this and start a new one"),
+        "{err}"
+    );
 
     // Once running: a block mid-way fails waits at once, installed IDs
     // still issue, and the probe's replay ends it.
@@ -176,6 +185,12 @@ async fn a_proxys_4xx_fails_waiting_calls_at_once_and_the_generator_recovers() {
     }
     let e = blocked.expect("the block is seen");
     assert_eq!((e.kind(), e.status()), (ErrorKind::Blocked, Some(403)));
+    // A running generator does ask again, and says so.
+    assert!(
+        e.message()
+            .ends_with("; the generator asks again by itself"),
+        "{e}"
+    );
     assert_eq!(ids.stats().phase, Phase::Blocked);
     // The probe (after retryMaxMs) replays the committed grant.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -207,6 +222,11 @@ async fn an_authoritys_final_answer_keeps_its_code_and_message() {
     assert_eq!(err.authority_message(), Some("no namespace \"orders\""));
     assert_eq!(err.status(), Some(404));
     assert!(err.is_final());
+    // The code once, then what the authority said.
+    assert_eq!(
+        err.to_string(),
+        format!("namespace_not_found: the authority refused this generator: POST {}/v1/ranges answered 404: no namespace \"orders\"", fake.url.trim_end_matches('/'))
+    );
     assert_eq!(fake.seen(), 1, "no probe after a final answer");
 }
 
@@ -280,6 +300,8 @@ async fn refused_connections_and_no_server_are_unavailable_with_the_cause() {
     .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unavailable);
     assert!(err.message().contains("got no answer"), "{err}");
+    // The root cause, which reqwest keeps in its sources, is in the message.
+    assert!(err.message().contains("Connection refused"), "{err}");
     assert!(
         std::error::Error::source(&err).is_some(),
         "the network error is the source"
