@@ -38,7 +38,9 @@ chmod 700 "$home"
 if [ ! -s "$home/keys.json" ]; then
   echo "dev.sh: creating a local signing key in $home/keys.json" >&2
   rm -f "$home/keys.json.tmp"
-  "${rangeid[@]}" keygen --kid local-1 --out "$home/keys.json.tmp"
+  # Written aside (keygen's mode 0600) and moved in whole, so an interrupted
+  # run leaves no half key; the line above says where it is.
+  "${rangeid[@]}" keygen --kid local-1 --out "$home/keys.json.tmp" 2>/dev/null
   mv "$home/keys.json.tmp" "$home/keys.json"
 fi
 ( umask 077; printf "RANGEID_SIGNING_KEYS='%s'\n" "$(cat "$home/keys.json")" > "$home/dev.vars" )

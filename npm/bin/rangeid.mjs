@@ -64,7 +64,7 @@ const ALIASES = { namespace: "ns" };
 
 const MAIN_HELP = `rangeid ${VERSION}: keys, tokens and the authority's admin API from the shell
 
-Usage: rangeid <command> [options]        (npx rangeid ..., or node npm/bin/rangeid.mjs ... from a clone)
+Usage: rangeid <command> [options]        (npx --no-install rangeid ..., or node npm/bin/rangeid.mjs ... from a clone)
 
 Keys and tokens (local; nothing is sent anywhere):
   keygen [--alg HS256|EdDSA] [--kid KID] [--out FILE]   a new signing key map
