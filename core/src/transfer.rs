@@ -185,6 +185,9 @@ pub enum ImportError {
     },
     /// Its configuration is invalid.
     Config(NamespaceConfigError),
+    /// Its settings' limits are invalid, or its settings do not match its
+    /// version (version 2 carries them, version 1 does not).
+    Settings(Option<crate::ledger::LimitsError>),
     /// Its marks break core's invariants.
     Handover(HandoverError),
     /// Its `start` is not the one its marks decide ([`Handover::start`]).
@@ -217,6 +220,7 @@ impl ImportError {
             | ImportError::CheckMismatch
             | ImportError::Text { .. }
             | ImportError::Config(_)
+            | ImportError::Settings(_)
             | ImportError::Handover(_)
             | ImportError::StartMismatch { .. } => ErrorCode::ExportInvalid,
         }
@@ -236,8 +240,9 @@ impl core::fmt::Display for ImportError {
             ),
             ImportError::Version { found } => write!(
                 f,
-                "a rangeid export of format version {found}; this authority reads version \
-                 {VERSION} only: export again from an authority of the same release"
+                "a rangeid export of format version {found}; this authority reads versions \
+                 {OLDEST_VERSION} to {VERSION}: upgrade this authority, or export again from \
+                 one of its release"
             ),
             ImportError::CheckMismatch => f.write_str(
                 "the document's check does not match its contents (edited, cut or mixed up \
@@ -248,6 +253,12 @@ impl core::fmt::Display for ImportError {
                 "the document's {field} must be at most {MAX_TEXT} bytes of printable text"
             ),
             ImportError::Config(e) => write!(f, "the document's configuration: {e}"),
+            ImportError::Settings(Some(e)) => write!(f, "the document's settings: {e}"),
+            ImportError::Settings(None) => write!(
+                f,
+                "the document's settings do not match its format (version 2 carries \
+                 `settings`, version 1 does not)"
+            ),
             ImportError::Handover(e) => write!(f, "the document's marks: {e}"),
             ImportError::StartMismatch { found, expected } => write!(
                 f,
@@ -275,27 +286,66 @@ impl core::error::Error for ImportError {}
 
 /// The first part of every export's `format`; the version follows.
 pub const FORMAT_PREFIX: &str = "rangeid-namespace-export/";
-/// The format version this release writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this release writes: 2 carries the namespace's
+/// settings ([`Settings`]).
+pub const VERSION: u32 = 2;
+/// The oldest format version this release still reads (1: no settings).
+pub const OLDEST_VERSION: u32 = 1;
 /// The `format` this release writes.
-pub const FORMAT: &str = "rangeid-namespace-export/1";
+pub const FORMAT: &str = "rangeid-namespace-export/2";
 /// The longest text field (`source`, `exportedAt`, `exportedBy`,
 /// `reason`) a document may hold, in bytes.
 pub const MAX_TEXT: usize = 512;
 
-/// Whether `format` names a document this release reads: `Ok` for
-/// [`FORMAT`], [`ImportError::Version`] for another version of it,
-/// [`ImportError::Foreign`] for anything else. A driver asks this before it
-/// reads the rest, so an old or foreign document gets its own answer.
-pub fn check_format(format: &str) -> Result<(), ImportError> {
+/// Whether `format` names a document this release reads: its version
+/// ([`OLDEST_VERSION`] to [`VERSION`]), [`ImportError::Version`] for
+/// another version, [`ImportError::Foreign`] for anything else. A driver
+/// asks this before it reads the rest, so an old or foreign document gets
+/// its own answer.
+pub fn check_format(format: &str) -> Result<u32, ImportError> {
     let version = format
         .strip_prefix(FORMAT_PREFIX)
         .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
         .ok_or(ImportError::Foreign)?;
     match version.parse::<u32>() {
-        Ok(VERSION) => Ok(()),
+        Ok(v) if (OLDEST_VERSION..=VERSION).contains(&v) => Ok(v),
         Ok(found) => Err(ImportError::Version { found }),
         Err(_) => Err(ImportError::Foreign),
+    }
+}
+
+/// A namespace's settings as an export carries them (format version 2):
+/// whether its relays were on, and the limits an admin set (`None`: the
+/// default). An import applies the limits in its commit; relays start off
+/// at the destination (turning them on is an admin act of its own there,
+/// which raises that authority's witness first), and the import's audit
+/// entry and the CLI say they were on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "transfer", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "transfer",
+    serde(deny_unknown_fields, rename_all = "camelCase")
+)]
+pub struct Settings {
+    /// Whether the namespace's relays were on at the source.
+    pub relays: bool,
+    /// The grant rate per caller an admin set.
+    pub grants_per_second: Option<u64>,
+    /// The namespace's ledger row budget an admin set.
+    pub ledger_rows: Option<u64>,
+    /// A caller's ledger row budget an admin set.
+    pub sub_ledger_rows: Option<u64>,
+}
+
+impl Settings {
+    /// The limits these settings make, checked by core
+    /// ([`crate::ledger::Limits::new`]).
+    pub fn limits(&self) -> Result<crate::ledger::Limits, crate::ledger::LimitsError> {
+        crate::ledger::Limits::new(
+            self.grants_per_second,
+            self.ledger_rows,
+            self.sub_ledger_rows,
+        )
     }
 }
 
@@ -349,6 +399,9 @@ mod document {
         pub exported_by: String,
         /// Why, as the export's audit entry says.
         pub reason: String,
+        /// The namespace's settings (format version 2; absent in 1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub settings: Option<Settings>,
         /// `sha256:` and the hex digest of [`Self::canonical`].
         pub check: String,
     }
@@ -389,6 +442,7 @@ mod document {
         /// kept within [`MAX_TEXT`] bytes of printable text.
         pub fn new(
             handover: &Handover,
+            settings: Settings,
             source: &str,
             exported_at: &str,
             exported_by: &str,
@@ -409,6 +463,7 @@ mod document {
                 exported_at: bounded(exported_at),
                 exported_by: bounded(exported_by),
                 reason: bounded(reason),
+                settings: Some(settings),
                 check: String::new(),
             };
             doc.check = doc.digest();
@@ -416,7 +471,8 @@ mod document {
         }
 
         /// The fields the check covers, each as `length:value` on a line
-        /// of its own, in the order of the wire.
+        /// of its own, in the order of the wire; the settings (version 2)
+        /// last, a limit left at its default as `default`.
         pub fn canonical(&self, out: &mut impl Write) -> core::fmt::Result {
             let mut field = |v: &dyn core::fmt::Display| -> core::fmt::Result {
                 let mut len = Counting(0);
@@ -435,7 +491,17 @@ mod document {
             field(&self.source)?;
             field(&self.exported_at)?;
             field(&self.exported_by)?;
-            field(&self.reason)
+            field(&self.reason)?;
+            if let Some(s) = &self.settings {
+                let limit = |v: Option<u64>| -> String {
+                    v.map_or_else(|| String::from("default"), |v| alloc::format!("{v}"))
+                };
+                field(&s.relays)?;
+                field(&limit(s.grants_per_second))?;
+                field(&limit(s.ledger_rows))?;
+                field(&limit(s.sub_ledger_rows))?;
+            }
+            Ok(())
         }
 
         pub(crate) fn digest(&self) -> String {
@@ -454,9 +520,16 @@ mod document {
         /// fields, core's invariants, and that its `start` is the one core
         /// decides.
         pub fn handover(&self, expected: &Namespace) -> Result<Handover, ImportError> {
-            check_format(&self.format)?;
+            let version = check_format(&self.format)?;
             if self.check != self.digest() {
                 return Err(ImportError::CheckMismatch);
+            }
+            match (version, &self.settings) {
+                (1, None) => {}
+                (1, Some(_)) | (_, None) => return Err(ImportError::Settings(None)),
+                (_, Some(s)) => {
+                    s.limits().map_err(|e| ImportError::Settings(Some(e)))?;
+                }
             }
             if self.namespace != *expected {
                 return Err(ImportError::OtherNamespace {
@@ -485,6 +558,12 @@ mod document {
                 });
             }
             Ok(handover)
+        }
+
+        /// The settings the document carries: a version 1 document's are
+        /// the defaults, relays off.
+        pub fn settings(&self) -> Settings {
+            self.settings.unwrap_or_default()
         }
 
         /// The namespace an import creates from this document, sent for
@@ -669,14 +748,15 @@ mod tests {
 
     #[test]
     fn formats_are_ours_of_this_version_older_newer_or_foreign() {
-        assert_eq!(check_format(FORMAT), Ok(()));
+        assert_eq!(check_format(FORMAT), Ok(VERSION));
+        assert_eq!(check_format("rangeid-namespace-export/1"), Ok(1));
         assert_eq!(
             check_format("rangeid-namespace-export/0"),
             Err(ImportError::Version { found: 0 })
         );
         assert_eq!(
-            check_format("rangeid-namespace-export/2"),
-            Err(ImportError::Version { found: 2 })
+            check_format("rangeid-namespace-export/3"),
+            Err(ImportError::Version { found: 3 })
         );
         for foreign in [
             "",
@@ -701,10 +781,18 @@ mod tests {
     mod document {
         use super::*;
 
+        const SETTINGS: Settings = Settings {
+            relays: true,
+            grants_per_second: Some(50),
+            ledger_rows: None,
+            sub_ledger_rows: Some(1_000),
+        };
+
         fn doc() -> ExportDocument {
             let h = Handover::export(&source(5_000, 7_000), 9_000);
             ExportDocument::new(
                 &h,
+                SETTINGS,
                 "http://127.0.0.1:8787",
                 "2027-01-15T08:00:00Z",
                 "ops",
@@ -734,7 +822,20 @@ mod tests {
         #[test]
         fn an_edited_document_is_refused_whatever_field_was_edited() {
             let base = doc();
-            let edits: [&dyn Fn(&mut ExportDocument); 9] = [
+            let edits: [&dyn Fn(&mut ExportDocument); 12] = [
+                &|d| {
+                    d.settings = Some(Settings {
+                        relays: false,
+                        ..SETTINGS
+                    })
+                },
+                &|d| {
+                    d.settings = Some(Settings {
+                        ledger_rows: Some(5),
+                        ..SETTINGS
+                    })
+                },
+                &|d| d.settings = None,
                 &|d| d.witness.0 = 5_000,
                 &|d| d.start.0 = 5_000,
                 &|d| d.next.0 = 1,
@@ -827,10 +928,54 @@ mod tests {
         }
 
         #[test]
+        fn settings_ride_in_version_2_and_a_version_1_document_still_imports() {
+            let d = doc();
+            assert_eq!(d.format, FORMAT);
+            assert_eq!(d.settings(), SETTINGS);
+            let json = serde_json::to_value(&d).unwrap();
+            assert_eq!(json["settings"]["relays"], true);
+            assert_eq!(json["settings"]["grantsPerSecond"], 50);
+            assert!(json["settings"]["ledgerRows"].is_null());
+            // What the previous release wrote: version 1, no settings.
+            let mut v1 = d.clone();
+            v1.format = "rangeid-namespace-export/1".into();
+            v1.settings = None;
+            v1.check = v1.digest();
+            assert!(!serde_json::to_string(&v1).unwrap().contains("settings"));
+            assert!(v1.import(&name(), Existing::Nothing).is_ok());
+            assert_eq!(v1.settings(), Settings::default());
+            // Settings must match the version, and keep core's limits.
+            let mut mixed = v1.clone();
+            mixed.settings = Some(SETTINGS);
+            mixed.check = mixed.digest();
+            assert_eq!(
+                mixed.import(&name(), Existing::Nothing),
+                Err(ImportError::Settings(None))
+            );
+            let mut bare = d.clone();
+            bare.settings = None;
+            bare.check = bare.digest();
+            assert_eq!(
+                bare.import(&name(), Existing::Nothing),
+                Err(ImportError::Settings(None))
+            );
+            let mut bad = d.clone();
+            bad.settings = Some(Settings {
+                sub_ledger_rows: Some(u64::MAX),
+                ..SETTINGS
+            });
+            bad.check = bad.digest();
+            assert_eq!(
+                code(bad.import(&name(), Existing::Nothing)),
+                ErrorCode::ExportInvalid
+            );
+        }
+
+        #[test]
         fn text_fields_are_kept_printable_and_bounded_on_export() {
             let h = Handover::export(&source(10, 20), 20);
             let long = "é".repeat(MAX_TEXT);
-            let d = ExportDocument::new(&h, &long, "t", "ops\u{7}", "why");
+            let d = ExportDocument::new(&h, Settings::default(), &long, "t", "ops\u{7}", "why");
             assert!(d.source.len() <= MAX_TEXT && d.source.chars().all(|c| c == 'é'));
             assert_eq!(d.exported_by, "ops");
             assert!(d.handover(&name()).is_ok());

@@ -62,6 +62,11 @@ test('a namespace moves from A to B: B never grants below A\'s highest end nor A
   const ns = uniqueNs('move');
   let r = await rangeid(A, ['ns', 'create', ns]);
   assert.equal(r.code, 0, r.stderr);
+  // Settings that move with it (format 2): limits, and relays that were on.
+  r = await rangeid(A, ['ns', 'limits', ns, '--grants-per-second', '40', '--sub-ledger-rows', '5000']);
+  assert.equal(r.code, 0, r.stderr);
+  r = await rangeid(A, ['ns', 'relays', ns, 'on', '--reason', 'edge traffic']);
+  assert.equal(r.code, 0, r.stderr);
   const onA = [];
   for (let i = 0; i < 20; i++) {
     const g = await grant(A, ns, 1000 + i * 37);
@@ -99,7 +104,9 @@ test('a namespace moves from A to B: B never grants below A\'s highest end nor A
     ['an edited start', text.replace(`"start":"${doc.start}"`, `"start":"${doc.next}"`), [], 'export_invalid'],
     ['a cut document', text.slice(0, 120), ['--as', ns], 'export_invalid'],
     ['a foreign document', JSON.stringify({ format: 'snowflake-dump/3', namespace: ns }), [], 'export_unsupported'],
-    ['an older version', text.replace('rangeid-namespace-export/1', 'rangeid-namespace-export/0'), [], 'export_unsupported'],
+    ['an older version', text.replace('rangeid-namespace-export/2', 'rangeid-namespace-export/0'), [], 'export_unsupported'],
+    ['a newer version', text.replace('rangeid-namespace-export/2', 'rangeid-namespace-export/3'), [], 'export_unsupported'],
+    ['settings edited', text.replace('"grantsPerSecond":40', '"grantsPerSecond":4000'), [], 'export_invalid'],
     ['another namespace\'s name', text, ['--as', `${ns}-x`], 'export_namespace_mismatch'],
   ];
   for (const [what, body, args, code] of bad) {
@@ -118,6 +125,10 @@ test('a namespace moves from A to B: B never grants below A\'s highest end nor A
   const imported = JSON.parse(r.stdout);
   assert.equal(imported.state, 'active');
   assert.equal(imported.next, doc.start);
+  assert.deepEqual(doc.settings, { relays: true, grantsPerSecond: 40, ledgerRows: null, subLedgerRows: 5000 });
+  assert.deepEqual([imported.limits.grantsPerSecond, imported.limits.subLedgerRows], [40, 5000], 'the limits moved');
+  assert.equal(imported.relays, 'off', 'relays start off at the destination');
+  assert.match(r.stderr, /relays were on at the source; they start off here: turn them on with `rangeid ns relays /);
   const onB = [];
   for (let i = 0; i < 20; i++) {
     g = await grant(B, ns, 1000 + i * 41);
@@ -148,7 +159,7 @@ test('a namespace moves from A to B: B never grants below A\'s highest end nor A
 
   // Audited on both sides.
   const actions = async (x) => (await x.req('GET', `/v1/namespaces/${ns}/audit`, { token: x.token('admin', ['*']) })).body.audit.map((e) => `${e.actor}:${e.action}`);
-  assert.deepEqual((await actions(A)).slice(0, 2), ['ops:export', 'ops:create']);
+  assert.deepEqual((await actions(A)).slice(0, 4), ['ops:export', 'ops:relays', 'ops:limits', 'ops:create']);
   assert.deepEqual(await actions(B), ['ops:import']);
 });
 

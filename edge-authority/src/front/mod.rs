@@ -951,6 +951,7 @@ mod tests {
         let handover = rangeid_core::transfer::Handover::export(&state, 12_000);
         let doc = rangeid_core::transfer::ExportDocument::new(
             &handover,
+            rangeid_core::transfer::Settings::default(),
             "http://127.0.0.1:8787",
             "2027-01-15T08:00:00Z",
             "ops",
@@ -1026,7 +1027,7 @@ mod tests {
             "an unknown field"
         );
         assert_eq!(
-            refused(&doc.replace("export/1", "export/0")),
+            refused(&doc.replace("export/2", "export/0")),
             code("export_unsupported"),
             "an older format"
         );

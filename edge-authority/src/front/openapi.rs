@@ -59,6 +59,14 @@ pub fn decimal_range(lowest: u8, highest: u128) -> String {
     format!("^({})$", alternatives.join("|"))
 }
 
+/// The export formats an import reads, oldest first (core's versions).
+fn transfer_formats() -> Vec<String> {
+    use rangeid_core::transfer::{FORMAT_PREFIX, OLDEST_VERSION, VERSION};
+    (OLDEST_VERSION..=VERSION)
+        .map(|v| format!("{FORMAT_PREFIX}{v}"))
+        .collect()
+}
+
 fn dec(description: &str) -> Value {
     json!({"type": "string", "pattern": DECIMAL, "description": description})
 }
@@ -299,7 +307,7 @@ fn schemas() -> Value {
                 check covers every other field; start is the highest of next, fence and witness, where the destination's first grant starts.",
             "required": ["format", "namespace", "first", "max", "maxCount", "next", "fence", "witness", "start",
                 "source", "exportedAt", "exportedBy", "reason", "check"],
-            "properties": {"format": {"type": "string", "const": rangeid_core::transfer::FORMAT}, "namespace": name,
+            "properties": {"format": {"type": "string", "enum": transfer_formats()}, "namespace": name,
                 "first": id_in("first ID"), "max": id_in("last ID"),
                 "maxCount": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT},
                 "next": bound("the source's next when it froze"),
@@ -310,8 +318,15 @@ fn schemas() -> Value {
                 "exportedAt": time.clone(),
                 "exportedBy": {"type": "string", "description": "the sub of the admin token that exported (at most 512 bytes)"},
                 "reason": {"type": "string", "description": "the export's reason (at most 512 bytes)"},
+                "settings": {"type": "object", "additionalProperties": false,
+                    "required": ["relays", "grantsPerSecond", "ledgerRows", "subLedgerRows"],
+                    "description": "format 2 (absent in 1): the namespace's settings at the source; an import applies the limits, and relays start off",
+                    "properties": {"relays": {"type": "boolean", "description": "whether relays were on at the source"},
+                        "grantsPerSecond": {"type": ["integer", "null"], "minimum": 1, "description": "null: the default"},
+                        "ledgerRows": {"type": ["integer", "null"], "minimum": 1, "description": "null: the default"},
+                        "subLedgerRows": {"type": ["integer", "null"], "minimum": 1, "description": "null: the default"}}},
                 "check": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$",
-                    "description": "SHA-256 over every other field, each written as its byte length, ':', its value (decimals as digits) and a newline, in the order listed here"}}},
+                    "description": "SHA-256 over every other field, each written as its byte length, ':', its value (decimals as digits) and a newline, in the order listed here; a setting left at its default as 'default'"}}},
         "Summary": {"type": "object", "additionalProperties": false,
             "required": ["namespace", "first", "next", "max", "remaining", "maxCount", "state", "rangesGranted",
                 "idsGranted", "createdAt", "lastGrantAt", "grantRate", "exhaustion", "fence", "refusals", "limits",

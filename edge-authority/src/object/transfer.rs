@@ -25,12 +25,14 @@
 
 use rangeid_core::authority::NamespaceStatus;
 use rangeid_core::fence::{Phase, Witnessed};
-use rangeid_core::transfer::{check_format, Existing, ExportDocument, Handover, ImportError};
+use rangeid_core::transfer::{
+    check_format, Existing, ExportDocument, Handover, ImportError, Settings,
+};
 use rangeid_core::wire::DecBound;
 use rangeid_core::{ErrorCode, Namespace};
 use serde_json::json;
 
-use super::{admin, grant, load, load_any, summary_of, unavailable};
+use super::{admin, grant, load, load_any, relays, spans, summary_of, unavailable};
 use crate::object::store::{NamespaceRow, Sql, StoreError, INSERT_NAMESPACE};
 use crate::shared::response::{ApiError, HttpReply};
 use crate::shared::summary::rfc3339;
@@ -93,7 +95,15 @@ pub fn export(
     grant::witnessed(sql, sent_at_fence, witness, Phase::Running, now).map_err(unavailable)?;
     let row = load(sql, ns)?;
     let handover = Handover::export(&row.state, witness.mark);
-    let doc = ExportDocument::new(&handover, source, &rfc3339(now), actor, reason);
+    let [grants_per_second, ledger_rows, sub_ledger_rows] =
+        spans::set_limits_of(sql).map_err(unavailable)?;
+    let settings = Settings {
+        relays: relays::stored(sql).map_err(unavailable)?.is_on(),
+        grants_per_second,
+        ledger_rows,
+        sub_ledger_rows,
+    };
+    let doc = ExportDocument::new(&handover, settings, source, &rfc3339(now), actor, reason);
     let after = NamespaceRow {
         state: row.state.with_status(NamespaceStatus::Frozen),
         ..row
@@ -137,8 +147,11 @@ fn imported_check(sql: &impl Sql) -> Result<Option<String>, StoreError> {
 }
 
 /// Imports the namespace `ns` from `doc`: `201` with its summary, the
-/// namespace created as core decides ([`ExportDocument::import`]) and the
-/// `import` audit entry, in one commit. Every refusal writes nothing.
+/// namespace created as core decides ([`ExportDocument::import`]), the
+/// limits the document's settings carry, and the `import` audit entry
+/// (with those settings), in one commit. Relays start off here whatever
+/// the source had: turning them on raises this authority's witness first,
+/// an admin act of its own. Every refusal writes nothing.
 pub fn import(
     sql: &impl Sql,
     ns: &Namespace,
@@ -157,12 +170,19 @@ pub fn import(
         Some(None) => Existing::Created,
     };
     let state = doc.import(ns, existing).map_err(refusal)?;
+    let settings = doc.settings();
     let row = NamespaceRow {
         state,
         ..NamespaceRow::create(*state.name(), *state.config(), now)
     };
     sql.atomically(&mut || {
         sql.exec(INSERT_NAMESPACE, &row.insert_params())?;
+        spans::set_limits(
+            sql,
+            settings.grants_per_second,
+            settings.ledger_rows,
+            settings.sub_ledger_rows,
+        )?;
         admin::audit(
             sql,
             now,
@@ -175,6 +195,13 @@ pub fn import(
                 "maxCount": doc.max_count,
                 "next": DecBound(row.state.next()),
                 "state": "active",
+                "limits": {
+                    "grantsPerSecond": settings.grants_per_second,
+                    "ledgerRows": settings.ledger_rows,
+                    "subLedgerRows": settings.sub_ledger_rows,
+                },
+                "relays": "off",
+                "relaysAtSource": if settings.relays { "on" } else { "off" },
                 "from": {
                     "source": doc.source,
                     "exportedAt": doc.exported_at,

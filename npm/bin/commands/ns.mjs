@@ -167,7 +167,9 @@ on the destination with \`rangeid ns import FILE\`.`,
   "ns import": {
     usage: "rangeid ns import FILE [--as NAME]",
     about: `Creates a namespace from an export document (admin), with its next at the
-document's start: never below any ID the source granted. FILE is the
+document's start: never below any ID the source granted, with the limits the
+document carries (format 2; relays start off: the command says when they were
+on at the source). FILE is the
 document as \`rangeid ns export\` wrote it ('-' reads stdin). The authority
 refuses, changing nothing: a document edited or cut (export_invalid), not a
 rangeid export or of another version (export_unsupported), another
@@ -184,13 +186,13 @@ namespace's (export_namespace_mismatch), one imported here already
         throw usage(`${args[0]}: ${e.message}`);
       }
       let name = values.as;
+      let doc;
+      try {
+        doc = JSON.parse(text);
+      } catch {
+        if (name === undefined) throw usage(`${args[0]} is not an export document (not JSON); pass --as NAME to send it anyway`);
+      }
       if (name === undefined) {
-        let doc;
-        try {
-          doc = JSON.parse(text);
-        } catch {
-          throw usage(`${args[0]} is not an export document (not JSON); pass --as NAME to send it anyway`);
-        }
         if (typeof doc?.namespace !== "string") throw usage(`${args[0]} is not an export document (no namespace); pass --as NAME to send it anyway`);
         name = doc.namespace;
       }
@@ -198,6 +200,11 @@ namespace's (export_namespace_mismatch), one imported here already
       const res = await call(conn, "POST", `${nsPath(name)}/import`, { body: text });
       const body = ok(res, [201]);
       out(values.json ? res.text : `imported ${name}\n${summaryText(body)}`);
+      // Relays start off at the destination (turning them on raises its
+      // witness first: an admin act of its own).
+      if (doc?.settings?.relays === true) {
+        process.stderr.write(`rangeid: relays were on at the source; they start off here: turn them on with \`rangeid ns relays ${name} on --reason TEXT\`\n`);
+      }
     },
   },
 

@@ -1874,7 +1874,7 @@ export interface components {
         };
         /** @description A namespace as its source handed it over (POST .../export), and what POST .../import takes, unchanged. check covers every other field; start is the highest of next, fence and witness, where the destination's first grant starts. */
         ExportDocument: {
-            /** @description SHA-256 over every other field, each written as its byte length, ':', its value (decimals as digits) and a newline, in the order listed here */
+            /** @description SHA-256 over every other field, each written as its byte length, ':', its value (decimals as digits) and a newline, in the order listed here; a setting left at its default as 'default' */
             check: string;
             /**
              * Format: date-time
@@ -1887,8 +1887,8 @@ export interface components {
             fence: string;
             /** @description first ID */
             first: string;
-            /** @constant */
-            format: "rangeid-namespace-export/1";
+            /** @enum {string} */
+            format: "rangeid-namespace-export/1" | "rangeid-namespace-export/2";
             /** @description last ID */
             max: string;
             maxCount: number;
@@ -1897,6 +1897,17 @@ export interface components {
             next: string;
             /** @description the export's reason (at most 512 bytes) */
             reason: string;
+            /** @description format 2 (absent in 1): the namespace's settings at the source; an import applies the limits, and relays start off */
+            settings?: {
+                /** @description null: the default */
+                grantsPerSecond: number | null;
+                /** @description null: the default */
+                ledgerRows: number | null;
+                /** @description whether relays were on at the source */
+                relays: boolean;
+                /** @description null: the default */
+                subLedgerRows: number | null;
+            };
             /** @description the exporting authority's origin (at most 512 bytes) */
             source: string;
             /** @description where the destination's first grant starts: the highest of next, fence and witness (at most max + 1) */

@@ -104,7 +104,7 @@ fn an_export_freezes_in_the_same_commit_and_hands_over_the_highest_mark() {
             doc["exportedBy"].as_str()
         ),
         (
-            Some("rangeid-namespace-export/1"),
+            Some("rangeid-namespace-export/2"),
             Some("http://127.0.0.1:8787"),
             Some("ops")
         )
@@ -232,7 +232,7 @@ fn a_document_that_was_edited_is_refused_and_changes_nothing() {
         ("maxCount", Json::from(1), "export_invalid"),
         (
             "format",
-            Json::from("rangeid-namespace-export/2"),
+            Json::from("rangeid-namespace-export/3"),
             "export_unsupported",
         ),
         ("namespace", Json::from("payments"), "export_invalid"),
@@ -351,4 +351,62 @@ fn an_export_without_its_audit_entry_commits_nothing() {
     assert_eq!(call(&db, grant_req("orders", "a", "r1", 1)).0, 200);
     let (s, e) = call(&super::db(), export_req("missing"));
     assert_eq!((s, code(&e)), (404, "namespace_not_found"));
+}
+
+#[test]
+fn the_settings_move_with_the_namespace_limits_applied_and_relays_noted() {
+    use crate::api::{LimitsChange, Setting};
+    let db = db();
+    call(&db, create_req("orders", 1, u64::MAX, 1_000));
+    let (s, v) = call(
+        &db,
+        ObjectRequest::SetLimits {
+            namespace: ns("orders"),
+            change: LimitsChange {
+                grants_per_second: Setting::To(7),
+                ledger_rows: Setting::Keep,
+                sub_ledger_rows: Setting::To(300),
+            },
+            actor: "ops".into(),
+        },
+    );
+    assert_eq!(s, 200, "{v}");
+    crate::object::relays::store(&db, crate::object::relays::Stored::On).unwrap();
+    let (s, doc) = call(&db, export_req("orders"));
+    assert_eq!(s, 200, "{doc}");
+    assert_eq!(
+        doc["settings"],
+        serde_json::json!({"relays": true, "grantsPerSecond": 7, "ledgerRows": null, "subLedgerRows": 300})
+    );
+    let d = doc.clone();
+    let (summary, entry, relays) = std::thread::spawn(move || {
+        let dest = super::db();
+        let (s, summary) = call(&dest, import_req(&d));
+        assert_eq!(s, 201, "{summary}");
+        let (_, audit) = call(
+            &dest,
+            ObjectRequest::Audit {
+                namespace: ns("orders"),
+                limit: 10,
+                before: None,
+            },
+        );
+        let relays = crate::object::relays::stored(&dest).unwrap();
+        (summary, audit["audit"][0].clone(), relays)
+    })
+    .join()
+    .unwrap();
+    assert_eq!(
+        (
+            summary["limits"]["grantsPerSecond"].as_u64(),
+            summary["limits"]["subLedgerRows"].as_u64()
+        ),
+        (Some(7), Some(300)),
+        "{summary}"
+    );
+    assert_eq!(summary["relays"], "off", "{summary}");
+    assert!(!relays.is_on(), "relays start off at the destination");
+    assert_eq!(entry["action"], "import");
+    assert_eq!(entry["after"]["relaysAtSource"], "on", "{entry}");
+    assert_eq!(entry["after"]["limits"]["grantsPerSecond"], 7, "{entry}");
 }
