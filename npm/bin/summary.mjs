@@ -48,7 +48,8 @@ export function limitsPairs(s) {
     for (const r of s.ledger.relays ?? []) {
       const lost = [[r.dropped, "no room"], [r.backlogDropped, "relay backlog"], [r.unmatched, "unmatched"]]
         .filter(([n]) => n > 0).map(([n, why]) => `${n} ${why}`).join(", ");
-      out.push([r.sub, `holds ${r.held} IDs, ${r.subGrants} sub-grants, abandoned ${r.abandoned} IDs; reports: ${r.kept} kept in ${r.batches} batches${lost ? `, not kept: ${lost}` : ""}; last ${r.lastAt}`]);
+      const instances = r.live === undefined ? "" : `, ${r.live} of ${r.instances} instances live`;
+      out.push([r.sub, `holds ${r.held} IDs, ${r.subGrants} sub-grants, abandoned ${r.abandoned} IDs${instances}; reports: ${r.kept} kept in ${r.batches} batches${lost ? `, not kept: ${lost}` : ""}; last ${r.lastAt}`]);
     }
   }
   return out;

@@ -612,7 +612,7 @@ describe("the authority commands", () => {
       await new Promise((r) => setTimeout(r, 250));
     }
     const show = await api(["ns", "show", ns], reader);
-    assert.match(show.stdout, /^relay@r7\s+holds \d+ IDs, 1 sub-grants, abandoned 0 IDs; reports: 1 kept in 1 batches; last /m);
+    assert.match(show.stdout, /^relay@r7\s+holds \d+ IDs, 1 sub-grants, abandoned 0 IDs, 1 of 1 instances live; reports: 1 kept in 1 batches; last /m);
   });
 
   test("status: health, the token, every namespace across pages with exact capacity", async () => {

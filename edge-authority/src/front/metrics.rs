@@ -110,18 +110,20 @@ pub struct LedgerView {
 pub struct RelayReportsView {
     /// `relay@REGION` (an entry without one is skipped).
     pub sub: Option<String>,
-    /// IDs held at its latest report.
+    /// IDs its live instances held at their latest reports.
     pub held: Option<Number>,
-    /// IDs its instance abandoned.
+    /// IDs its instances abandoned, with what ended ones held.
     pub abandoned: Option<Number>,
-    /// Sub-grants its instance handed out.
+    /// Sub-grants its instances handed out.
     pub sub_grants: Option<Number>,
     /// Sub-grants kept in the ledger.
     pub kept: Option<Number>,
     /// Sub-grants not kept for lack of room.
     pub dropped: Option<Number>,
-    /// Sub-grants the relay's instance dropped from its backlog.
+    /// Sub-grants the relay's instances dropped from their backlogs.
     pub backlog_dropped: Option<Number>,
+    /// Its live instances.
+    pub live: Option<Number>,
 }
 
 /// The limits, as the metrics read them.
@@ -286,17 +288,17 @@ pub fn render(summaries: &[SummaryView]) -> String {
     let mut relay_held = Family::new(
         "rangeid_relay_held_ids",
         "gauge",
-        "IDs a relay held, ready to hand out, at its latest report (relay label: relay@REGION).",
+        "IDs a relay's live instances held, ready to hand out, at their latest reports (relay label: relay@REGION).",
     );
     let mut relay_sub_grants = Family::new(
         "rangeid_relay_sub_grants_total",
         "counter",
-        "Sub-grants the relay's current instance handed out, at its latest report (resets when the relay restarts).",
+        "Sub-grants the relay's instances handed out, by their latest reports (instances are kept for the retention).",
     );
     let mut relay_abandoned = Family::new(
         "rangeid_relay_abandoned_ids_total",
         "counter",
-        "IDs the relay's current instance abandoned (expired, revoked, late), at its latest report (resets when the relay restarts).",
+        "IDs the relay's instances abandoned (expired, revoked, late), and what each ended instance held at its last report (lost at its restart; an upper bound).",
     );
     let mut relay_kept = Family::new(
         "rangeid_relay_reported_sub_grants_total",
@@ -311,7 +313,12 @@ pub fn render(summaries: &[SummaryView]) -> String {
     let mut relay_backlog = Family::new(
         "rangeid_relay_backlog_dropped_sub_grants_total",
         "counter",
-        "Sub-grants the relay's current instance dropped from its full report backlog (resets when the relay restarts).",
+        "Sub-grants the relay's instances dropped from their full report backlogs.",
+    );
+    let mut relay_live = Family::new(
+        "rangeid_relay_live_instances",
+        "gauge",
+        "The relay's live instances: the latest to report and any that reported within a relay lease (2 or more: a split).",
     );
     for s in summaries {
         let Some(ns) = s.namespace.as_deref() else {
@@ -366,6 +373,7 @@ pub fn render(summaries: &[SummaryView]) -> String {
             put(&mut relay_kept, &labels, r.kept.as_ref());
             put(&mut relay_lost, &labels, r.dropped.as_ref());
             put(&mut relay_backlog, &labels, r.backlog_dropped.as_ref());
+            put(&mut relay_live, &labels, r.live.as_ref());
         }
     }
     let mut out = String::new();
@@ -390,6 +398,7 @@ pub fn render(summaries: &[SummaryView]) -> String {
         relay_kept,
         relay_lost,
         relay_backlog,
+        relay_live,
     ] {
         let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
         let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
@@ -456,7 +465,7 @@ mod tests {
             !text.contains("rangeid_namespace_exhaustion_seconds{"),
             "no rate, no estimate"
         );
-        assert_eq!(text.matches("# HELP").count(), 20);
+        assert_eq!(text.matches("# HELP").count(), 21);
         assert!(
             !text.contains("rangeid_namespace_next{namespace=\"q"),
             "a null is no sample"
@@ -496,6 +505,8 @@ mod tests {
                 held: DecU64(18_446_744_073_709_551_615),
                 abandoned: DecU64(6),
                 sub_grants: 7,
+                instances: 3,
+                live: 2,
             }],
         };
         let parts = (Refusals::default(), Limits::DEFAULT, ledger);
@@ -508,6 +519,7 @@ mod tests {
             "rangeid_relay_reported_sub_grants_total{namespace=\"orders\",relay=\"relay@weur\"} 3\n",
             "rangeid_relay_report_lost_sub_grants_total{namespace=\"orders\",relay=\"relay@weur\"} 4\n",
             "rangeid_relay_backlog_dropped_sub_grants_total{namespace=\"orders\",relay=\"relay@weur\"} 8\n",
+            "rangeid_relay_live_instances{namespace=\"orders\",relay=\"relay@weur\"} 2\n",
         ] {
             assert!(rendered.contains(line), "{line} in {rendered}");
         }

@@ -251,17 +251,19 @@ fn schemas() -> Value {
                         "relays": {"type": "array", "maxItems": crate::object::reports::RELAYS_SHOWN,
                             "description": "what relays reported of their sub-grants (docs/relays.md §6), the latest first; absent from authorities before reports",
                             "items": {"type": "object", "additionalProperties": false,
-                                "required": ["sub", "batches", "kept", "dropped", "backlogDropped", "unmatched", "lastAt", "incarnation", "held", "abandoned", "subGrants"],
+                                "required": ["sub", "batches", "kept", "dropped", "backlogDropped", "unmatched", "lastAt", "incarnation", "held", "abandoned", "subGrants", "instances", "live"],
                                 "properties": {"sub": {"type": "string", "description": "relay@REGION"},
                                     "batches": count0(), "kept": count0(),
                                     "dropped": {"type": "integer", "minimum": 0, "description": "sub-grants not kept for lack of room in the ledger's budgets (reports never fill more than three quarters of the ledger's or the generator's rows)"},
-                                    "backlogDropped": {"type": "integer", "minimum": 0, "description": "sub-grants the relay's current instance dropped from its full report backlog (from 0 again when it restarts)"},
+                                    "backlogDropped": {"type": "integer", "minimum": 0, "description": "sub-grants the relay's instances dropped from their full report backlogs"},
                                     "unmatched": {"type": "integer", "minimum": 0, "description": "sub-grants reported that lay in none of the relay's retained grants (their grant pruned first, or a wrong report): not kept"},
                                     "lastAt": time,
                                     "incarnation": token,
-                                    "held": dec("IDs the relay held at its latest report"),
-                                    "abandoned": dec("IDs the relay's instance had abandoned by its latest report (expired, revoked, late); a restart's loss is not counted here"),
-                                    "subGrants": {"type": "integer", "minimum": 0, "description": "sub-grants the relay's instance had handed out by its latest report"}}}}}});
+                                    "held": dec("IDs the relay's live instances held at their latest reports"),
+                                    "abandoned": dec("IDs the relay's instances abandoned (expired, revoked, late), and what each ended instance held at its last report (lost at its restart; an upper bound)"),
+                                    "subGrants": {"type": "integer", "minimum": 0, "description": "sub-grants the relay's instances handed out, by their latest reports"},
+                                    "instances": {"type": "integer", "minimum": 1, "description": "the relay's instances that reported within the retention (each restart, eviction or deploy starts one)"},
+                                    "live": {"type": "integer", "minimum": 1, "description": "of those, the latest to report and any that reported within a relay lease (2 or more at once: a split)"}}}}}});
     let entry_required = json!(entry);
     let lookup_required: Vec<&str> = entry.iter().chain(&["namespace", "id"]).copied().collect();
     let relay_required: Vec<&str> = entry.iter().chain(&["reported"]).copied().collect();

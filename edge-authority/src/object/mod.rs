@@ -404,7 +404,7 @@ pub(crate) fn summary_of(
         rows,
         bytes: sql.size_bytes(),
         top_subs,
-        relays: reports::by_relay(sql).map_err(unavailable)?,
+        relays: reports::by_relay(sql, now).map_err(unavailable)?,
     };
     let mut summary = summarize(row, &minutes, (refusals, limits, ledger), now);
     summary.relays = relays::stored(sql).map_err(unavailable)?.setting();

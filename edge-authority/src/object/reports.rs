@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use super::spans::{self, SPAN_COLUMNS};
 use super::store::{int, opt_int, pad, text, unpad, unpad_u64, Sql, StoreError, Value};
-use super::{load, relay, unavailable};
+use super::{load, relay, relays, unavailable};
 use crate::api::Region;
 use crate::shared::response::{ApiError, HttpReply};
 use crate::shared::summary::{rfc3339, RelayReports};
@@ -95,7 +95,8 @@ impl Reported {
 
 /// The relay's view of itself when it sent a batch, counted since its
 /// instance started (a restarted relay starts again from 0; what the
-/// restarted one held shows as its incarnation's grants with no report).
+/// instance before it held counts as abandoned once it ended:
+/// [`by_relay`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RelayView {
@@ -260,6 +261,24 @@ pub fn keep(
                 count(result.unmatched)?,
             ],
         )?;
+        // The instance's own latest view, apart from its relay's other
+        // instances (a split's twin, or the one before a restart).
+        sql.exec(
+            "INSERT INTO relay_instances (relay, incarnation, last_at, held, abandoned, \
+             sub_grants, relay_dropped) VALUES (?, ?, ?, ?, ?, ?, ?) \
+             ON CONFLICT (relay, incarnation) DO UPDATE SET last_at = excluded.last_at, \
+             held = excluded.held, abandoned = excluded.abandoned, \
+             sub_grants = excluded.sub_grants, relay_dropped = excluded.relay_dropped",
+            &[
+                relay_owner.as_str().into(),
+                view.incarnation.as_str().into(),
+                Value::Int(now),
+                pad(view.held.0.into()).into(),
+                pad(view.abandoned.0.into()).into(),
+                count(view.sub_grants)?,
+                count(view.dropped)?,
+            ],
+        )?;
         Ok(())
     })
     .map_err(unavailable)?;
@@ -347,6 +366,10 @@ pub fn prune(sql: &impl Sql, cutoff: i64) -> Result<Option<i64>, StoreError> {
         "DELETE FROM relay_reports WHERE last_at < ?",
         &[Value::Int(cutoff)],
     )?;
+    sql.exec(
+        "DELETE FROM relay_instances WHERE last_at < ?",
+        &[Value::Int(cutoff)],
+    )?;
     let rows = sql.exec("SELECT MIN(at) FROM reports", &[])?;
     Ok(match rows.first() {
         Some(r) => opt_int(r, 0)?,
@@ -355,32 +378,100 @@ pub fn prune(sql: &impl Sql, cutoff: i64) -> Result<Option<i64>, StoreError> {
 }
 
 /// What each relay's reports brought, those reported to most recently
-/// first (at most [`RELAYS_SHOWN`]).
-pub fn by_relay(sql: &impl Sql) -> Result<Vec<RelayReports>, StoreError> {
+/// first (at most [`RELAYS_SHOWN`]), with its instances' views at `now`
+/// summed ([`Instances`]): an instance whose last report is more than a
+/// relay lease (the widest one asked under) old while another instance of
+/// the relay reported since has ended, and what it held then counts as
+/// abandoned (whatever it did not hand out expired with its lease).
+pub fn by_relay(sql: &impl Sql, now: i64) -> Result<Vec<RelayReports>, StoreError> {
+    let lease = relays::widest_lease(sql)?.unwrap_or(rangeid_core::relay::RELAY_LEASE_MS);
+    let lease = i64::try_from(lease).unwrap_or(i64::MAX);
     sql.exec(
-        "SELECT relay, batches, kept, dropped, last_at, incarnation, held, abandoned, \
-         sub_grants, relay_dropped, unmatched FROM relay_reports \
-         ORDER BY last_at DESC, relay LIMIT ?",
+        "SELECT relay, batches, kept, dropped, last_at, incarnation, unmatched \
+         FROM relay_reports ORDER BY last_at DESC, relay LIMIT ?",
         &[Value::Int(RELAYS_SHOWN.into())],
     )?
     .iter()
     .map(|r| {
         let n = |i| -> Result<u64, StoreError> { Ok(u64::try_from(int(r, i)?).unwrap_or(0)) };
+        let relay = text(r, 0)?;
+        let latest = int(r, 4)?;
+        let mut all = Instances::default();
+        for i in sql.exec(
+            "SELECT last_at, held, abandoned, sub_grants, relay_dropped FROM relay_instances \
+             WHERE relay = ?",
+            &[relay.into()],
+        )? {
+            all.add(
+                Instance {
+                    last_at: int(&i, 0)?,
+                    held: unpad_u64(text(&i, 1)?)?,
+                    abandoned: unpad_u64(text(&i, 2)?)?,
+                    sub_grants: u64::try_from(int(&i, 3)?).unwrap_or(0),
+                    dropped: u64::try_from(int(&i, 4)?).unwrap_or(0),
+                },
+                latest,
+                now.saturating_sub(lease),
+            );
+        }
         Ok(RelayReports {
-            sub: text(r, 0)?.to_owned(),
+            sub: relay.to_owned(),
             batches: n(1)?,
             kept: n(2)?,
             dropped: n(3)?,
-            backlog_dropped: n(9)?,
-            unmatched: n(10)?,
-            last_at: rfc3339(int(r, 4)?),
+            backlog_dropped: all.dropped,
+            unmatched: n(6)?,
+            last_at: rfc3339(latest),
             incarnation: text(r, 5)?.to_owned(),
-            held: DecU64(unpad_u64(text(r, 6)?)?),
-            abandoned: DecU64(unpad_u64(text(r, 7)?)?),
-            sub_grants: n(8)?,
+            held: DecU64(all.held),
+            abandoned: DecU64(all.abandoned),
+            sub_grants: all.sub_grants,
+            instances: all.instances,
+            live: all.live,
         })
     })
     .collect()
+}
+
+/// One relay instance's latest view of itself, as kept.
+#[derive(Clone, Copy, Debug)]
+struct Instance {
+    last_at: i64,
+    held: u64,
+    abandoned: u64,
+    sub_grants: u64,
+    dropped: u64,
+}
+
+/// A relay's instances summed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Instances {
+    instances: u64,
+    live: u64,
+    held: u64,
+    abandoned: u64,
+    sub_grants: u64,
+    dropped: u64,
+}
+
+impl Instances {
+    /// Adds `i`, given when the relay's latest batch came (`latest`) and
+    /// the time before which a report is older than a lease
+    /// (`lease_ago`): an instance is live if it sent the latest batch or
+    /// reported within the lease; otherwise it ended, and what it held
+    /// then is abandoned.
+    fn add(&mut self, i: Instance, latest: i64, lease_ago: i64) {
+        self.instances += 1;
+        self.abandoned = self.abandoned.saturating_add(i.abandoned);
+        self.sub_grants = self.sub_grants.saturating_add(i.sub_grants);
+        self.dropped = self.dropped.saturating_add(i.dropped);
+        if i.last_at >= latest || i.last_at >= lease_ago {
+            self.live += 1;
+            self.held = self.held.saturating_add(i.held);
+        } else {
+            self.abandoned = self.abandoned.saturating_add(i.held);
+        }
+    }
 }
 
 fn count(v: u64) -> Result<Value, StoreError> {

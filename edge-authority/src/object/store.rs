@@ -253,6 +253,25 @@ pub const NAMESPACE_MIGRATIONS: &[&[&str]] = &[
         "ALTER TABLE namespace ADD COLUMN relay_lease_ms INTEGER",
         "ALTER TABLE relay_reports ADD COLUMN unmatched INTEGER NOT NULL DEFAULT 0",
     ],
+    // 9: each relay instance's latest view of itself, so that two live
+    // instances of one relay (a split) do not overwrite each other and
+    // what an ended instance held counts as abandoned
+    // (`object::reports::by_relay`).
+    &[
+        "CREATE TABLE relay_instances (
+            relay TEXT NOT NULL,
+            incarnation TEXT NOT NULL,
+            last_at INTEGER NOT NULL,
+            held TEXT NOT NULL,
+            abandoned TEXT NOT NULL,
+            sub_grants INTEGER NOT NULL,
+            relay_dropped INTEGER NOT NULL,
+            PRIMARY KEY (relay, incarnation)
+        )",
+        "INSERT INTO relay_instances (relay, incarnation, last_at, held, abandoned, sub_grants, \
+         relay_dropped) SELECT relay, incarnation, last_at, held, abandoned, sub_grants, \
+         relay_dropped FROM relay_reports",
+    ],
 ];
 
 /// The registry object's schema, as migrations (see
@@ -822,6 +841,39 @@ mod tests {
         assert_eq!(back.state.next(), 1 << 64);
         assert_eq!(back.state.remaining(), 0);
         assert_eq!(back.ids_granted, 1 << 64);
+    }
+
+    #[test]
+    fn a_relays_view_from_before_instances_moves_into_relay_instances() {
+        let db = MemSql::new();
+        migrate(&db, &NAMESPACE_MIGRATIONS[..8]).unwrap();
+        db.exec(
+            "INSERT INTO relay_reports (relay, batches, kept, dropped, last_at, incarnation, \
+             held, abandoned, sub_grants, relay_dropped) \
+             VALUES ('relay@eu', 3, 5, 0, 77, 'abc', ?, ?, 9, 1)",
+            &[pad(400).into(), pad(6).into()],
+        )
+        .unwrap();
+        migrate(&db, NAMESPACE_MIGRATIONS).unwrap();
+        let rows = db
+            .exec(
+                "SELECT relay, incarnation, last_at, held, abandoned, sub_grants, relay_dropped \
+                 FROM relay_instances",
+                &[],
+            )
+            .unwrap();
+        assert_eq!(
+            rows,
+            vec![vec![
+                Value::Text("relay@eu".into()),
+                Value::Text("abc".into()),
+                Value::Int(77),
+                Value::Text(pad(400)),
+                Value::Text(pad(6)),
+                Value::Int(9),
+                Value::Int(1),
+            ]]
+        );
     }
 
     #[test]

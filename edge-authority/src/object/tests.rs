@@ -623,7 +623,7 @@ fn creation_is_idempotent_for_the_same_configuration() {
 /// Every row of the namespace object's tables, as a backup holds them.
 type Backup = Vec<(&'static str, Vec<Vec<Value>>)>;
 
-const TABLES: [&str; 7] = [
+const TABLES: [&str; 8] = [
     "namespace",
     "grants",
     "subs",
@@ -631,6 +631,7 @@ const TABLES: [&str; 7] = [
     "minutes",
     "reports",
     "relay_reports",
+    "relay_instances",
 ];
 
 pub(super) fn snapshot(db: &MemSql) -> Backup {

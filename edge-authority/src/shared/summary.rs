@@ -139,8 +139,7 @@ pub struct RelayReports {
     pub kept: u64,
     /// Sub-grants not kept for lack of room in the ledger's budgets.
     pub dropped: u64,
-    /// Sub-grants the relay's current instance dropped from its full
-    /// report backlog (starts again from 0 when the relay restarts).
+    /// Sub-grants its instances dropped from their full report backlogs.
     pub backlog_dropped: u64,
     /// Sub-grants reported that lay in none of the relay's retained
     /// grants (a report that came after its grant was pruned, or a wrong
@@ -150,13 +149,22 @@ pub struct RelayReports {
     pub last_at: String,
     /// The relay's incarnation at its latest batch.
     pub incarnation: String,
-    /// IDs it held then, ready to hand out.
+    /// IDs its live instances held at their latest reports, ready to hand
+    /// out.
     pub held: DecU64,
-    /// IDs its instance had abandoned by then (expired, revoked, or
-    /// arrived too late; a restart's loss is not in it: docs/relays.md §6).
+    /// IDs its instances abandoned (expired, revoked, or arrived too
+    /// late), and what each ended instance held at its last report (lost
+    /// at its restart or eviction; an upper bound, as sub-grants it handed
+    /// out after that report and never reported count too).
     pub abandoned: DecU64,
-    /// Sub-grants its instance had handed out by then.
+    /// Sub-grants its instances handed out, by their latest reports.
     pub sub_grants: u64,
+    /// Its instances that reported within the retention (a restart, an
+    /// eviction or a deploy starts a new one).
+    pub instances: u64,
+    /// Of those, the live ones: the latest to report, and any that
+    /// reported within a relay lease (two at once: a split).
+    pub live: u64,
 }
 
 /// The summary of one namespace.

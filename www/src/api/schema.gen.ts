@@ -2147,25 +2147,29 @@ export interface components {
                 bytes: number | null;
                 /** @description what relays reported of their sub-grants (docs/relays.md §6), the latest first; absent from authorities before reports */
                 relays?: {
-                    /** @description IDs the relay's instance had abandoned by its latest report (expired, revoked, late); a restart's loss is not counted here */
+                    /** @description IDs the relay's instances abandoned (expired, revoked, late), and what each ended instance held at its last report (lost at its restart; an upper bound) */
                     abandoned: string;
-                    /** @description sub-grants the relay's current instance dropped from its full report backlog (from 0 again when it restarts) */
+                    /** @description sub-grants the relay's instances dropped from their full report backlogs */
                     backlogDropped: number;
                     batches: number;
                     /** @description sub-grants not kept for lack of room in the ledger's budgets (reports never fill more than three quarters of the ledger's or the generator's rows) */
                     dropped: number;
-                    /** @description IDs the relay held at its latest report */
+                    /** @description IDs the relay's live instances held at their latest reports */
                     held: string;
                     incarnation: string;
+                    /** @description the relay's instances that reported within the retention (each restart, eviction or deploy starts one) */
+                    instances: number;
                     kept: number;
                     /**
                      * Format: date-time
                      * @description RFC 3339 UTC
                      */
                     lastAt: string;
+                    /** @description of those, the latest to report and any that reported within a relay lease (2 or more at once: a split) */
+                    live: number;
                     /** @description relay@REGION */
                     sub: string;
-                    /** @description sub-grants the relay's instance had handed out by its latest report */
+                    /** @description sub-grants the relay's instances handed out, by their latest reports */
                     subGrants: number;
                     /** @description sub-grants reported that lay in none of the relay's retained grants (their grant pruned first, or a wrong report): not kept */
                     unmatched: number;

@@ -64,11 +64,21 @@ fn view() -> RelayView {
 }
 
 fn report(db: &MemSql, r: &str, grants: Vec<Reported>, now: i64) -> (u16, Json) {
+    report_as(db, r, grants, view(), now)
+}
+
+fn report_as(
+    db: &MemSql,
+    r: &str,
+    grants: Vec<Reported>,
+    relay: RelayView,
+    now: i64,
+) -> (u16, Json) {
     let request = ObjectRequest::Report {
         namespace: ns("n"),
         region: region(r),
         grants,
-        relay: view(),
+        relay,
     };
     let wire = serde_json::to_string(&request).unwrap();
     let back: ObjectRequest = serde_json::from_str(&wire).unwrap();
@@ -329,5 +339,68 @@ fn a_tiny_budget_keeps_its_last_quarter() {
         l.report_room(0, 0, 10) < 3,
         "room {}",
         l.report_room(0, 0, 10)
+    );
+}
+
+/// A relay's instances at `now`: its summary entry.
+fn relay_at(db: &MemSql, now: i64) -> Json {
+    let o = run(db, &ObjectRequest::Summary { namespace: ns("n") }, now);
+    body(&o)["ledger"]["relays"][0].clone()
+}
+
+#[test]
+fn a_splits_instances_are_summed_and_an_ended_instance_counts_what_it_held_as_abandoned() {
+    let (db, _) = with_relay_grant(1_000);
+    let twin = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+    let as_of = |inc: &str, held: u64, abandoned: u64, sub_grants: u64| RelayView {
+        incarnation: Incarnation::new(inc).unwrap(),
+        held: DecU64(held),
+        abandoned: DecU64(abandoned),
+        sub_grants,
+        dropped: 0,
+    };
+    // Two live instances of relay@eu (a split) report in turn: neither
+    // overwrites the other.
+    report_as(&db, "eu", vec![], as_of(RELAY, 600, 5, 40), T0 + 10);
+    report_as(&db, "eu", vec![], as_of(twin, 300, 2, 9), T0 + 20);
+    report_as(&db, "eu", vec![], as_of(RELAY, 550, 5, 45), T0 + 30);
+    let r = relay_at(&db, T0 + 40);
+    assert_eq!(
+        (
+            r["instances"].as_u64(),
+            r["live"].as_u64(),
+            r["held"].as_str(),
+            r["abandoned"].as_str(),
+            r["subGrants"].as_u64()
+        ),
+        (Some(2), Some(2), Some("850"), Some("7"), Some(54)),
+        "{r}"
+    );
+    assert_eq!(r["incarnation"], RELAY, "the latest to report");
+    // A lease later the twin has not reported again: it ended (a restart
+    // or an eviction), and what it held counts as abandoned.
+    let lease = rangeid_core::relay::RELAY_LEASE_MS as i64;
+    let r = relay_at(&db, T0 + 31 + lease);
+    assert_eq!(
+        (
+            r["live"].as_u64(),
+            r["held"].as_str(),
+            r["abandoned"].as_str()
+        ),
+        (Some(1), Some("550"), Some("307")),
+        "{r}"
+    );
+    // The twin reports again after all (a split that was idle): live
+    // again, and its own count of what expired takes over.
+    report_as(&db, "eu", vec![], as_of(twin, 0, 302, 9), T0 + 32 + lease);
+    let r = relay_at(&db, T0 + 33 + lease);
+    assert_eq!(
+        (
+            r["live"].as_u64(),
+            r["held"].as_str(),
+            r["abandoned"].as_str()
+        ),
+        (Some(1), Some("0"), Some("857")),
+        "the first instance ended now: {r}"
     );
 }
