@@ -20,6 +20,7 @@ export const SWITCHES = [
   'RANGEID_TEST_ONLY_WITNESS_RAISES',
   'RANGEID_TEST_ONLY_FENCE_OFF',
   'RANGEID_TEST_ONLY_BENCH',
+  'RANGEID_TEST_ONLY_RELAY_FAULT',
 ];
 
 /** The production build's folder and the test build's. */

@@ -14,7 +14,11 @@
 // - relays turned off under load: the requests in flight and their
 //   retries land on the namespace object, which grants them;
 // - exhaustion at a small max through a relay: `namespace_exhausted` with
-//   what can still be granted in one request, down to 0, no ID twice.
+//   what can still be granted in one request, down to 0, no ID twice;
+// - with the test build's RANGEID_TEST_ONLY_RELAY_FAULT: relays deaf to
+//   revocations (a freeze waits out the last relay grant's lease, then no
+//   relay hands out anything), and relays down (the front falls back to
+//   the namespace object, which grants every request itself).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -388,4 +392,82 @@ test('a relay that only ran dry (its namespace object cannot grant) answers unav
     a.witnessDown = false;
     await a.start();
   }
+});
+
+/** Runs `body` against the test build with relay objects failing as
+ * `fault` says (RANGEID_TEST_ONLY_RELAY_FAULT), on the same state, then
+ * puts the production build back. */
+async function withRelayFault(fault, body) {
+  await a.stop();
+  const vars = a.extraVars;
+  a.testBuild = true;
+  a.extraVars = { ...vars, RANGEID_TEST_ONLY_RELAY_FAULT: fault };
+  try {
+    await a.start();
+    await body();
+  } finally {
+    await a.stop();
+    a.testBuild = false;
+    a.extraVars = vars;
+    await a.start();
+  }
+}
+
+test('a freeze while every relay is deaf to revocations: acknowledged only once their leases ran out, and no relay hands out anything after', async () => {
+  await withRelayFault('deaf', async () => {
+    const ns = await relayedNamespace('relays-do-deaf');
+    const got = [];
+    const gens = [];
+    for (let i = 0; i < 16; i++) {
+      gens.push(generator(ns, i, REGIONS[i % REGIONS.length], { stop: () => false, record: (g) => got.push(g) }));
+    }
+    while (new Set(got.map((g) => g.region)).size < REGIONS.length || got.length < 100) await sleep(50);
+    await pastStartLease(ns);
+    const t0 = Date.now();
+    const frozen = await a.req('POST', `/v1/namespaces/${ns}/freeze`, { token: admin, body: { reason: 'audit' } });
+    const frozenAt = Date.now();
+    assert.equal(frozen.status, 200, frozen.text);
+    const results = await Promise.all(gens);
+    console.log(`# with every relay deaf, the freeze was acknowledged in ${frozenAt - t0} ms (lease ${LEASE_MS} ms)`);
+    // No revocation reached a relay: the act waited out the lease of the
+    // last range a relay took before it (a lease from that grant's commit).
+    const lastRoot = Math.max(...(await ledger(ns)).filter((g) => g.sub.startsWith('relay@') && Date.parse(g.at) <= t0).map((g) => Date.parse(g.at)));
+    const leaseEnd = lastRoot + LEASE_MS;
+    console.log(`# the last relay grant before it was ${t0 - lastRoot} ms before the act: its lease ran ${leaseEnd - t0} ms into it`);
+    assert.ok(leaseEnd - t0 > 500, 'relays were taking ranges until the act');
+    assert.ok(frozenAt >= leaseEnd - 150, `acknowledged ${leaseEnd - frozenAt} ms before the last relay's lease ran out, though no relay was revoked`);
+    for (const r of results) assert.equal(r.final?.body?.error?.code, 'namespace_frozen', `${r.sub}: ${JSON.stringify(r)}`);
+    const late = got.filter((g) => g.attemptAt >= frozenAt && !g.replayed);
+    assert.deepEqual(late.map((g) => `${g.sub} ${g.id} [${g.start}, ${g.end})`), []);
+    for (const region of REGIONS) {
+      const t = a.token('generator', [ns], { sub: `after-${region}` });
+      const r = await grantOnce(t, ns, region, `after${region}`, 'r1', 5);
+      assert.equal(r.body?.error?.code, 'namespace_frozen', `${region}: ${r.text}`);
+    }
+    assertDisjoint(got);
+  });
+});
+
+test('every relay object down: the front falls back to the namespace object, which grants every request', async () => {
+  await withRelayFault('down', async () => {
+    const ns = await relayedNamespace('relays-do-down');
+    const got = [];
+    const until = Date.now() + 3000;
+    const gens = [];
+    for (let i = 0; i < 16; i++) {
+      gens.push(generator(ns, i, REGIONS[i % REGIONS.length], { stop: () => Date.now() > until, record: (g) => got.push(g) }));
+    }
+    const results = await Promise.all(gens);
+    const refused = results.reduce((s, r) => s + Object.values(r.refusals).reduce((x, y) => x + y, 0), 0);
+    console.log(`# relays down: ${got.length} ranges, all from the namespace object; ${refused} attempts retried`);
+    assert.ok(got.length >= 100, `only ${got.length} ranges`);
+    assertDisjoint(got);
+    // Every range is the object's own grant to the generator: no relay
+    // took any.
+    const grants = await ledger(ns);
+    assert.deepEqual(relayRoots(grants), []);
+    const owners = new Set(grants.map((g) => g.sub));
+    for (const g of got) assert.ok(owners.has(g.sub), `${g.sub} has no grant of its own`);
+    assert.equal(grants.length, got.length + 1, 'one grant per answered request, and the warm-up');
+  });
 });

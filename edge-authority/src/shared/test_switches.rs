@@ -17,16 +17,21 @@
 //! - `RANGEID_TEST_ONLY_BENCH=<variant>`: the grant path with one stage
 //!   skipped or repeated ([`Bench`]), for the benchmark's per-stage
 //!   breakdown (`scripts/bench.mjs`); no answer of such a Worker is right.
+//! - `RANGEID_TEST_ONLY_RELAY_FAULT=down|deaf` ([`RelayFault`]): every
+//!   request to a relay object fails (`down`: the front's fallback to the
+//!   namespace object), or only the namespace object's revocations do
+//!   (`deaf`: an admin act waits the relays' lease out).
 
 use crate::shared::settings;
 
 /// The variables this module reads, every one of them.
-pub const NAMES: [&str; 5] = [
+pub const NAMES: [&str; 6] = [
     GRANT_RETENTION_SECONDS,
     WITNESS_DOWN,
     WITNESS_RAISES,
     FENCE_OFF,
     BENCH,
+    RELAY_FAULT,
 ];
 /// A grant retention in seconds, overriding the production setting.
 pub const GRANT_RETENTION_SECONDS: &str = "RANGEID_TEST_ONLY_GRANT_RETENTION_SECONDS";
@@ -38,6 +43,28 @@ pub const WITNESS_RAISES: &str = "RANGEID_TEST_ONLY_WITNESS_RAISES";
 pub const FENCE_OFF: &str = "RANGEID_TEST_ONLY_FENCE_OFF";
 /// A [`Bench`] variant's name.
 pub const BENCH: &str = "RANGEID_TEST_ONLY_BENCH";
+/// A [`RelayFault`]'s name.
+pub const RELAY_FAULT: &str = "RANGEID_TEST_ONLY_RELAY_FAULT";
+
+/// How a relay object fails on purpose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelayFault {
+    /// Every request to it fails, as an unreachable object's does.
+    Down,
+    /// It takes and serves grants, but every revocation fails.
+    Deaf,
+}
+
+impl RelayFault {
+    /// The fault named by `text` (the value of [`RELAY_FAULT`]), if any.
+    pub fn parse(text: Option<&str>) -> Option<RelayFault> {
+        match text?.trim() {
+            "down" => Some(RelayFault::Down),
+            "deaf" => Some(RelayFault::Deaf),
+            _ => None,
+        }
+    }
+}
 
 /// How many more times a repeated stage runs per grant ([`Bench`]).
 pub const REPEATS: usize = 8;
@@ -127,6 +154,9 @@ mod tests {
         assert_eq!(grant_retention(Some("")), None);
         assert_eq!(grant_retention(Some("2")), Some(Ok(2)));
         assert!(grant_retention(Some("0")).unwrap().is_err());
+        assert_eq!(RelayFault::parse(Some("down")), Some(RelayFault::Down));
+        assert_eq!(RelayFault::parse(Some(" deaf ")), Some(RelayFault::Deaf));
+        assert_eq!(RelayFault::parse(Some("off")), None);
         let none = Witness::from_env(|_| None);
         assert_eq!(none, Witness::default());
         let all =

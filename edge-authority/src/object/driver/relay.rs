@@ -65,6 +65,8 @@ struct Inner {
 pub struct Relay {
     inner: Rc<Inner>,
     lease: Result<u64, String>,
+    #[cfg(feature = "test-switches")]
+    fault: Option<crate::shared::test_switches::RelayFault>,
 }
 
 fn random16() -> Result<[u8; 16], String> {
@@ -171,6 +173,10 @@ fn schedule(inner: &Rc<Inner>) {
 impl DurableObject for Relay {
     fn new(_state: State, env: Env) -> Self {
         let lease = settings::relay_lease_ms(env_text(&env, "RANGEID_RELAY_LEASE_MS").as_deref());
+        #[cfg(feature = "test-switches")]
+        let fault = crate::shared::test_switches::RelayFault::parse(
+            env_text(&env, crate::shared::test_switches::RELAY_FAULT).as_deref(),
+        );
         Self {
             inner: Rc::new(Inner {
                 env,
@@ -180,6 +186,8 @@ impl DurableObject for Relay {
                 timer_at: Cell::new(None),
             }),
             lease,
+            #[cfg(feature = "test-switches")]
+            fault,
         }
     }
 
@@ -188,7 +196,27 @@ impl DurableObject for Relay {
             Err(reply) => reply,
             Ok(bytes) => match serde_json::from_slice::<RelayRequest>(&bytes) {
                 Err(e) => ApiError::unavailable(format!("bad relay request: {e}")).reply(),
-                Ok(request) => self.serve(request).await,
+                Ok(request) => {
+                    #[cfg(feature = "test-switches")]
+                    {
+                        use crate::shared::test_switches::RelayFault;
+                        let revoke = matches!(request, RelayRequest::Revoke { .. });
+                        match self.fault {
+                            Some(RelayFault::Down) => {
+                                return Err(worker::Error::RustError(
+                                    "test switch: relay down".into(),
+                                ))
+                            }
+                            Some(RelayFault::Deaf) if revoke => {
+                                return Err(worker::Error::RustError(
+                                    "test switch: relay deaf".into(),
+                                ))
+                            }
+                            _ => {}
+                        }
+                    }
+                    self.serve(request).await
+                }
             },
         };
         reply_or_unavailable(to_response(reply))
