@@ -971,6 +971,19 @@ mod tests {
             );
         }
 
+        /// A document as the previous release wrote it (format 1), its
+        /// check computed apart from this code (Python's hashlib over the
+        /// canonical form the OpenAPI document describes).
+        const VERSION_1: &str = r#"{"format":"rangeid-namespace-export/1","namespace":"orders","first":"1","max":"1000000","maxCount":1000,"next":"5000","fence":"7000","witness":"9000","start":"9000","source":"http://127.0.0.1:8787","exportedAt":"2026-11-30T08:00:00Z","exportedBy":"ops","reason":"to B","check":"sha256:67e501ec69f9512d99bfe1411595dde51cf64530d98439d061300d7b07b59a8d"}"#;
+
+        #[test]
+        fn a_document_the_previous_release_wrote_still_imports() {
+            let d: ExportDocument = serde_json::from_str(VERSION_1).unwrap();
+            let state = d.import(&name(), Existing::Nothing).unwrap();
+            assert_eq!(state.next(), 9_000);
+            assert_eq!(d.settings(), Settings::default());
+        }
+
         #[test]
         fn text_fields_are_kept_printable_and_bounded_on_export() {
             let h = Handover::export(&source(10, 20), 20);
