@@ -49,7 +49,9 @@ export function limitsPairs(s) {
       const lost = [[r.dropped, "no room"], [r.backlogDropped, "relay backlog"], [r.unmatched, "unmatched"]]
         .filter(([n]) => n > 0).map(([n, why]) => `${n} ${why}`).join(", ");
       const instances = r.live === undefined ? "" : `, ${r.live} of ${r.instances} instances live`;
-      out.push([r.sub, `holds ${r.held} IDs, ${r.subGrants} sub-grants, abandoned ${r.abandoned} IDs${instances}; reports: ${r.kept} kept in ${r.batches} batches${lost ? `, not kept: ${lost}` : ""}; last ${r.lastAt}`]);
+      const refused = r.refused === undefined ? [] : [[r.refused.frozen, "frozen"], [r.refused.exhausted, "exhausted"], [r.refused.conflict, "conflict"]].filter(([n]) => n > 0);
+      const refusedText = refused.length ? `, refused ${refused.map(([n, why]) => `${n} ${why}`).join(", ")}` : "";
+      out.push([r.sub, `holds ${r.held} IDs, ${r.subGrants} sub-grants, abandoned ${r.abandoned} IDs${instances}${refusedText}; reports: ${r.kept} kept in ${r.batches} batches${lost ? `, not kept: ${lost}` : ""}; last ${r.lastAt}`]);
     }
   }
   return out;

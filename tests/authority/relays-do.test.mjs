@@ -260,6 +260,16 @@ async function freezeUnderRelayLoad(prefix) {
     assert.equal(r.body?.error?.code, 'namespace_frozen', `${region}: ${r.text}`);
   }
   assertDisjoint(got);
+  // What the relays refused reaches the summary in their next reports,
+  // though no sub-grant is left to report.
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const relays = (await a.req('GET', `/v1/namespaces/${ns}`, { token: admin })).body.ledger.relays;
+    const frozenByRelays = relays.reduce((n, r) => n + r.refused.frozen, 0);
+    if (frozenByRelays > 0) break;
+    assert.ok(Date.now() < deadline, `no relay's frozen refusal reported after 10 s: ${JSON.stringify(relays)}`);
+    await sleep(250);
+  }
   return { ns, t0, frozenAt };
 }
 

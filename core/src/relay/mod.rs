@@ -246,6 +246,9 @@ pub struct Relay {
     // When a generator last asked (ms): a relay idle for a lease takes no
     // more ranges until one asks again.
     asked_at: u64,
+    // The refusal and abandonment counts the last report batch carried:
+    // a change is reported even when no sub-grant waits.
+    reported_view: [u64; 4],
 }
 
 impl Relay {
@@ -272,6 +275,7 @@ impl Relay {
             stats: RelayStats::default(),
             abandoned_before: 0,
             asked_at: now.as_ms(),
+            reported_view: [0; 4],
         })
     }
 
@@ -588,8 +592,17 @@ impl Relay {
         true
     }
 
-    /// The next report batch, when one is due at `now`.
+    /// The next report batch, when one is due at `now`: sub-grants, or
+    /// none when only the relay's refusal or abandonment counts changed
+    /// (sent within the report interval, so that the namespace object
+    /// counts what its relays refused and lost).
     pub fn poll_report(&mut self, now: Instant) -> Option<ReportBatch> {
+        let s = self.stats();
+        let view = [s.abandoned, s.frozen, s.exhausted, s.conflicts];
+        if view != self.reported_view {
+            self.reported_view = view;
+            self.outbox.note(now.as_ms());
+        }
         self.outbox.poll(now.as_ms())
     }
 

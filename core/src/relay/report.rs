@@ -62,6 +62,9 @@ pub(super) struct Outbox {
     backlog: usize,
     queue: VecDeque<SubGrant>,
     oldest_at: Option<u64>,
+    // Since when the relay's view of itself changed unreported (a refusal,
+    // an abandonment): a batch goes within the interval, empty if need be.
+    noted_at: Option<u64>,
     seq: u64,
     /// Sub-grants dropped because the backlog was full.
     pub dropped: u64,
@@ -77,6 +80,7 @@ impl Outbox {
             backlog: batch.max(1).saturating_mul(16),
             queue: VecDeque::new(),
             oldest_at: None,
+            noted_at: None,
             seq: 0,
             dropped: 0,
             sent: 0,
@@ -92,12 +96,23 @@ impl Outbox {
         self.oldest_at.get_or_insert(now);
     }
 
-    /// When the next batch is due, if any sub-grant waits.
+    /// The relay's view of itself changed at `now` (its refusal or
+    /// abandonment counts): the next batch carries it within the interval,
+    /// with no sub-grant if none waits.
+    pub fn note(&mut self, now: u64) {
+        self.noted_at.get_or_insert(now);
+    }
+
+    /// When the next batch is due, if any sub-grant or noted change waits.
     pub fn due(&self) -> Option<u64> {
         if self.queue.len() >= self.batch {
             return Some(0);
         }
-        self.oldest_at.map(|at| at.saturating_add(self.interval_ms))
+        [self.oldest_at, self.noted_at]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(|at| at.saturating_add(self.interval_ms))
     }
 
     pub fn poll(&mut self, now: u64) -> Option<ReportBatch> {
@@ -107,6 +122,7 @@ impl Outbox {
         let n = self.queue.len().min(self.batch);
         let grants: Vec<SubGrant> = self.queue.drain(..n).collect();
         self.oldest_at = (!self.queue.is_empty()).then_some(now);
+        self.noted_at = None;
         self.seq += 1;
         self.sent += 1;
         Some(ReportBatch {
@@ -118,6 +134,8 @@ impl Outbox {
     /// A batch that could not be delivered goes back to the front (within
     /// the backlog; the oldest beyond it are dropped).
     pub fn put_back(&mut self, batch: ReportBatch, now: u64) {
+        // The view it carried goes with the next batch.
+        self.note(now);
         for g in batch.grants.into_iter().rev() {
             if self.queue.len() >= self.backlog {
                 self.dropped += 1;

@@ -275,6 +275,17 @@ fn a_frozen_root_is_passed_on_once_what_is_held_is_gone() {
         at(1),
     );
     assert_eq!(answers(&mut r), [(1, Answer::Refused(Refusal::Frozen))]);
+    // With no sub-grant to report, the refusal is still reported: an
+    // empty batch within the interval, and none once nothing changed.
+    assert_eq!(r.poll_report(at(2)), None);
+    let batch = r.poll_report(at(2_002)).unwrap();
+    assert!(batch.grants.is_empty());
+    assert_eq!(r.stats().frozen, 1);
+    assert_eq!(r.poll_report(at(10_000)), None);
+    // A batch that failed is sent again, its view with it.
+    r.report_failed(batch, at(10_001));
+    assert!(r.poll_report(at(12_001)).is_some());
+    assert_eq!(r.poll_report(at(20_000)), None);
 }
 
 #[test]

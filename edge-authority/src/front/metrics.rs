@@ -124,6 +124,19 @@ pub struct RelayReportsView {
     pub backlog_dropped: Option<Number>,
     /// Its live instances.
     pub live: Option<Number>,
+    /// Generators' requests it refused, by code.
+    pub refused: Option<RelayRefusedView>,
+}
+
+/// A relay's refusals, as the metrics read them.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct RelayRefusedView {
+    /// `namespace_frozen`.
+    pub frozen: Option<Number>,
+    /// `namespace_exhausted`.
+    pub exhausted: Option<Number>,
+    /// `request_conflict`.
+    pub conflict: Option<Number>,
 }
 
 /// The limits, as the metrics read them.
@@ -315,6 +328,11 @@ pub fn render(summaries: &[SummaryView]) -> String {
         "counter",
         "Sub-grants the relay's instances dropped from their full report backlogs.",
     );
+    let mut relay_refusals = Family::new(
+        "rangeid_relay_refusals_total",
+        "counter",
+        "Generators' requests the relay's instances refused, by reason (frozen, exhausted, conflict); not in rangeid_namespace_refusals_total.",
+    );
     let mut relay_live = Family::new(
         "rangeid_relay_live_instances",
         "gauge",
@@ -374,6 +392,18 @@ pub fn render(summaries: &[SummaryView]) -> String {
             put(&mut relay_lost, &labels, r.dropped.as_ref());
             put(&mut relay_backlog, &labels, r.backlog_dropped.as_ref());
             put(&mut relay_live, &labels, r.live.as_ref());
+            let refused = r.refused.clone().unwrap_or_default();
+            for (reason, n) in [
+                ("frozen", refused.frozen.as_ref()),
+                ("exhausted", refused.exhausted.as_ref()),
+                ("conflict", refused.conflict.as_ref()),
+            ] {
+                put(
+                    &mut relay_refusals,
+                    &[("relay", relay), ("reason", reason)],
+                    n,
+                );
+            }
         }
     }
     let mut out = String::new();
@@ -399,6 +429,7 @@ pub fn render(summaries: &[SummaryView]) -> String {
         relay_lost,
         relay_backlog,
         relay_live,
+        relay_refusals,
     ] {
         let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
         let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
@@ -465,7 +496,7 @@ mod tests {
             !text.contains("rangeid_namespace_exhaustion_seconds{"),
             "no rate, no estimate"
         );
-        assert_eq!(text.matches("# HELP").count(), 21);
+        assert_eq!(text.matches("# HELP").count(), 22);
         assert!(
             !text.contains("rangeid_namespace_next{namespace=\"q"),
             "a null is no sample"
@@ -507,6 +538,11 @@ mod tests {
                 sub_grants: 7,
                 instances: 3,
                 live: 2,
+                refused: crate::shared::summary::RelayRefused {
+                    frozen: 11,
+                    exhausted: 0,
+                    conflict: 1,
+                },
             }],
         };
         let parts = (Refusals::default(), Limits::DEFAULT, ledger);
@@ -520,6 +556,8 @@ mod tests {
             "rangeid_relay_report_lost_sub_grants_total{namespace=\"orders\",relay=\"relay@weur\"} 4\n",
             "rangeid_relay_backlog_dropped_sub_grants_total{namespace=\"orders\",relay=\"relay@weur\"} 8\n",
             "rangeid_relay_live_instances{namespace=\"orders\",relay=\"relay@weur\"} 2\n",
+            "rangeid_relay_refusals_total{namespace=\"orders\",relay=\"relay@weur\",reason=\"frozen\"} 11\n",
+            "rangeid_relay_refusals_total{namespace=\"orders\",relay=\"relay@weur\",reason=\"conflict\"} 1\n",
         ] {
             assert!(rendered.contains(line), "{line} in {rendered}");
         }

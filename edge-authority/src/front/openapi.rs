@@ -251,7 +251,7 @@ fn schemas() -> Value {
                         "relays": {"type": "array", "maxItems": crate::object::reports::RELAYS_SHOWN,
                             "description": "what relays reported of their sub-grants (docs/relays.md §6), the latest first; absent from authorities before reports",
                             "items": {"type": "object", "additionalProperties": false,
-                                "required": ["sub", "batches", "kept", "dropped", "backlogDropped", "unmatched", "lastAt", "incarnation", "held", "abandoned", "subGrants", "instances", "live"],
+                                "required": ["sub", "batches", "kept", "dropped", "backlogDropped", "unmatched", "lastAt", "incarnation", "held", "abandoned", "subGrants", "instances", "live", "refused"],
                                 "properties": {"sub": {"type": "string", "description": "relay@REGION"},
                                     "batches": count0(), "kept": count0(),
                                     "dropped": {"type": "integer", "minimum": 0, "description": "sub-grants not kept for lack of room in the ledger's budgets (reports never fill more than three quarters of the ledger's or the generator's rows)"},
@@ -263,7 +263,10 @@ fn schemas() -> Value {
                                     "abandoned": dec("IDs the relay's instances abandoned (expired, revoked, late), and what each ended instance held at its last report (lost at its restart; an upper bound)"),
                                     "subGrants": {"type": "integer", "minimum": 0, "description": "sub-grants the relay's instances handed out, by their latest reports"},
                                     "instances": {"type": "integer", "minimum": 1, "description": "the relay's instances that reported within the retention (each restart, eviction or deploy starts one)"},
-                                    "live": {"type": "integer", "minimum": 1, "description": "of those, the latest to report and any that reported within a relay lease (2 or more at once: a split)"}}}}}});
+                                    "live": {"type": "integer", "minimum": 1, "description": "of those, the latest to report and any that reported within a relay lease (2 or more at once: a split)"},
+                                    "refused": {"type": "object", "additionalProperties": false, "required": ["frozen", "exhausted", "conflict"],
+                                        "description": "generators' requests the relay's instances refused, by code (not in the namespace's refusals, which count the namespace object's own)",
+                                        "properties": {"frozen": count0(), "exhausted": count0(), "conflict": count0()}}}}}}});
     let entry_required = json!(entry);
     let lookup_required: Vec<&str> = entry.iter().chain(&["namespace", "id"]).copied().collect();
     let relay_required: Vec<&str> = entry.iter().chain(&["reported"]).copied().collect();

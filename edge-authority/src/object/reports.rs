@@ -37,6 +37,7 @@ use super::store::{int, opt_int, pad, text, unpad, unpad_u64, Sql, StoreError, V
 use super::{load, relay, relays, unavailable};
 use crate::api::Region;
 use crate::shared::response::{ApiError, HttpReply};
+pub use crate::shared::summary::RelayRefused;
 use crate::shared::summary::{rfc3339, RelayReports};
 
 /// At most this many relays are shown in a summary (those reported to
@@ -108,6 +109,11 @@ pub struct RelayView {
     pub abandoned: DecU64,
     /// Sub-grants it handed out.
     pub sub_grants: u64,
+    /// Generators' requests it refused: the namespace frozen, exhausted,
+    /// or another count under a request id it remembered (absent from
+    /// relays before these were reported: 0).
+    #[serde(default)]
+    pub refused: RelayRefused,
     /// Sub-grants it dropped from a full report backlog.
     pub dropped: u64,
 }
@@ -122,6 +128,11 @@ impl RelayView {
             abandoned: DecU64(s.abandoned),
             sub_grants: s.sub_grants,
             dropped: s.reports_dropped,
+            refused: RelayRefused {
+                frozen: s.frozen,
+                exhausted: s.exhausted,
+                conflict: s.conflicts,
+            },
         }
     }
 }
@@ -265,10 +276,13 @@ pub fn keep(
         // instances (a split's twin, or the one before a restart).
         sql.exec(
             "INSERT INTO relay_instances (relay, incarnation, last_at, held, abandoned, \
-             sub_grants, relay_dropped) VALUES (?, ?, ?, ?, ?, ?, ?) \
+             sub_grants, relay_dropped, frozen, exhausted, conflicts) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
              ON CONFLICT (relay, incarnation) DO UPDATE SET last_at = excluded.last_at, \
              held = excluded.held, abandoned = excluded.abandoned, \
-             sub_grants = excluded.sub_grants, relay_dropped = excluded.relay_dropped",
+             sub_grants = excluded.sub_grants, relay_dropped = excluded.relay_dropped, \
+             frozen = excluded.frozen, exhausted = excluded.exhausted, \
+             conflicts = excluded.conflicts",
             &[
                 relay_owner.as_str().into(),
                 view.incarnation.as_str().into(),
@@ -277,6 +291,9 @@ pub fn keep(
                 pad(view.abandoned.0.into()).into(),
                 count(view.sub_grants)?,
                 count(view.dropped)?,
+                count(view.refused.frozen)?,
+                count(view.refused.exhausted)?,
+                count(view.refused.conflict)?,
             ],
         )?;
         Ok(())
@@ -398,8 +415,8 @@ pub fn by_relay(sql: &impl Sql, now: i64) -> Result<Vec<RelayReports>, StoreErro
         let latest = int(r, 4)?;
         let mut all = Instances::default();
         for i in sql.exec(
-            "SELECT last_at, held, abandoned, sub_grants, relay_dropped FROM relay_instances \
-             WHERE relay = ?",
+            "SELECT last_at, held, abandoned, sub_grants, relay_dropped, frozen, exhausted, \
+             conflicts FROM relay_instances WHERE relay = ?",
             &[relay.into()],
         )? {
             all.add(
@@ -409,6 +426,11 @@ pub fn by_relay(sql: &impl Sql, now: i64) -> Result<Vec<RelayReports>, StoreErro
                     abandoned: unpad_u64(text(&i, 2)?)?,
                     sub_grants: u64::try_from(int(&i, 3)?).unwrap_or(0),
                     dropped: u64::try_from(int(&i, 4)?).unwrap_or(0),
+                    refused: RelayRefused {
+                        frozen: u64::try_from(int(&i, 5)?).unwrap_or(0),
+                        exhausted: u64::try_from(int(&i, 6)?).unwrap_or(0),
+                        conflict: u64::try_from(int(&i, 7)?).unwrap_or(0),
+                    },
                 },
                 latest,
                 now.saturating_sub(lease),
@@ -428,6 +450,7 @@ pub fn by_relay(sql: &impl Sql, now: i64) -> Result<Vec<RelayReports>, StoreErro
             sub_grants: all.sub_grants,
             instances: all.instances,
             live: all.live,
+            refused: all.refused,
         })
     })
     .collect()
@@ -441,6 +464,7 @@ struct Instance {
     abandoned: u64,
     sub_grants: u64,
     dropped: u64,
+    refused: RelayRefused,
 }
 
 /// A relay's instances summed.
@@ -452,6 +476,7 @@ struct Instances {
     abandoned: u64,
     sub_grants: u64,
     dropped: u64,
+    refused: RelayRefused,
 }
 
 impl Instances {
@@ -465,6 +490,9 @@ impl Instances {
         self.abandoned = self.abandoned.saturating_add(i.abandoned);
         self.sub_grants = self.sub_grants.saturating_add(i.sub_grants);
         self.dropped = self.dropped.saturating_add(i.dropped);
+        self.refused.frozen = self.refused.frozen.saturating_add(i.refused.frozen);
+        self.refused.exhausted = self.refused.exhausted.saturating_add(i.refused.exhausted);
+        self.refused.conflict = self.refused.conflict.saturating_add(i.refused.conflict);
         if i.last_at >= latest || i.last_at >= lease_ago {
             self.live += 1;
             self.held = self.held.saturating_add(i.held);

@@ -272,6 +272,12 @@ pub const NAMESPACE_MIGRATIONS: &[&[&str]] = &[
          relay_dropped) SELECT relay, incarnation, last_at, held, abandoned, sub_grants, \
          relay_dropped FROM relay_reports",
     ],
+    // 10: what each relay instance refused generators, by code.
+    &[
+        "ALTER TABLE relay_instances ADD COLUMN frozen INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE relay_instances ADD COLUMN exhausted INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE relay_instances ADD COLUMN conflicts INTEGER NOT NULL DEFAULT 0",
+    ],
 ];
 
 /// The registry object's schema, as migrations (see

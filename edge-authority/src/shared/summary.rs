@@ -165,6 +165,21 @@ pub struct RelayReports {
     /// Of those, the live ones: the latest to report, and any that
     /// reported within a relay lease (two at once: a split).
     pub live: u64,
+    /// Generators' requests its instances refused, by code (a relay's
+    /// refusals are not in the namespace's `refusals`, which count the
+    /// namespace object's own).
+    pub refused: RelayRefused,
+}
+
+/// What a relay refused generators, by the code it answered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct RelayRefused {
+    /// `namespace_frozen`.
+    pub frozen: u64,
+    /// `namespace_exhausted`.
+    pub exhausted: u64,
+    /// `request_conflict`.
+    pub conflict: u64,
 }
 
 /// The summary of one namespace.

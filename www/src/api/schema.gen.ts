@@ -2167,6 +2167,12 @@ export interface components {
                     lastAt: string;
                     /** @description of those, the latest to report and any that reported within a relay lease (2 or more at once: a split) */
                     live: number;
+                    /** @description generators' requests the relay's instances refused, by code (not in the namespace's refusals, which count the namespace object's own) */
+                    refused: {
+                        conflict: number;
+                        exhausted: number;
+                        frozen: number;
+                    };
                     /** @description relay@REGION */
                     sub: string;
                     /** @description sub-grants the relay's instances handed out, by their latest reports */

@@ -26,9 +26,9 @@ export type Summary = Older<Schemas["Summary"], "fence" | "limits" | "ledger" | 
 export type Rate = Summary["grantRate"]["lastHour"];
 export type Fence = Schemas["Summary"]["fence"];
 export type Ledger = Schemas["Summary"]["ledger"];
-/** One relay's reports; instances and live are absent from authorities
- * before relays' instances were kept apart. */
-export type RelayReport = Older<NonNullable<Ledger["relays"]>[number], "instances" | "live">;
+/** One relay's reports; instances, live and refused are absent from
+ * authorities before relays' instances were kept apart. */
+export type RelayReport = Older<NonNullable<Ledger["relays"]>[number], "instances" | "live" | "refused">;
 
 /** nextAfter is absent from authorities that do not page yet: read as null. */
 export type NamespaceList = Omit<Older<Schemas["NamespaceList"], "nextAfter">, "namespaces"> & { namespaces: Summary[] };

@@ -1,7 +1,8 @@
 // A namespace's relays, as their reports to the ledger say (docs/relays.md
 // §6): what its live instances hold, how many sub-grants its instances
 // handed out, what they abandoned (with what ended instances held), how many
-// instances are live, and what its reports brought. Nothing shows for a namespace
+// instances are live, what they refused generators, and what its reports
+// brought. Nothing shows for a namespace
 // whose relays never reported, or from an authority before reports.
 import type { RelayReport, Summary } from "../api/types";
 import { grouped } from "../lib/decimal";
@@ -22,6 +23,7 @@ export function RelaysTable({ summary: s }: { summary: Summary }) {
               <th scope="col" class="num">Sub-grants</th>
               <th scope="col" class="num">Abandoned (IDs)</th>
               <th scope="col" class="num">Live instances</th>
+              <th scope="col" class="num">Refused</th>
               <th scope="col" class="num">Reported</th>
               <th scope="col" class="num">Not kept</th>
               <th scope="col">Last report</th>
@@ -36,6 +38,9 @@ export function RelaysTable({ summary: s }: { summary: Summary }) {
                 <td class="num">{grouped(r.abandoned)}</td>
                 <td class="num" title={r.instances === undefined ? "not reported by this authority" : `${r.instances} instances within the retention; 2 or more live at once is a split`}>
                   {r.live === undefined ? "–" : `${r.live} of ${r.instances}`}
+                </td>
+                <td class="num" title={r.refused === undefined ? "not reported by this authority" : `${r.refused.frozen} frozen, ${r.refused.exhausted} exhausted, ${r.refused.conflict} conflicting`}>
+                  {r.refused === undefined ? "–" : grouped(String(r.refused.frozen + r.refused.exhausted + r.refused.conflict))}
                 </td>
                 <td class="num" title={`${r.batches} batches`}>{grouped(String(r.kept))}</td>
                 <td class="num" title={`${r.dropped ?? 0} for lack of room, ${r.backlogDropped ?? 0} from the relay's backlog, ${r.unmatched ?? 0} outside its grants`}>

@@ -60,6 +60,7 @@ fn view() -> RelayView {
         abandoned: DecU64(7),
         sub_grants: 2,
         dropped: 1,
+        refused: RelayRefused::default(),
     }
 }
 
@@ -358,6 +359,11 @@ fn a_splits_instances_are_summed_and_an_ended_instance_counts_what_it_held_as_ab
         abandoned: DecU64(abandoned),
         sub_grants,
         dropped: 0,
+        refused: RelayRefused {
+            frozen: held % 7,
+            exhausted: 0,
+            conflict: 1,
+        },
     };
     // Two live instances of relay@eu (a split) report in turn: neither
     // overwrites the other.
@@ -377,6 +383,11 @@ fn a_splits_instances_are_summed_and_an_ended_instance_counts_what_it_held_as_ab
         "{r}"
     );
     assert_eq!(r["incarnation"], RELAY, "the latest to report");
+    // What each instance refused, as it last said, summed.
+    assert_eq!(
+        r["refused"],
+        serde_json::json!({"frozen": 550 % 7 + 300 % 7, "exhausted": 0, "conflict": 2})
+    );
     // A lease later the twin has not reported again: it ended (a restart
     // or an eviction), and what it held counts as abandoned.
     let lease = rangeid_core::relay::RELAY_LEASE_MS as i64;
