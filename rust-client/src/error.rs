@@ -69,9 +69,21 @@ struct Inner {
 /// [`Error::status`], [`Error::authority_code`] and
 /// [`Error::authority_message`] say what it said; when something else
 /// answered, [`Error::status`] and [`Error::excerpt`] (the body's first
-/// bytes). Cheap to clone.
-#[derive(Clone, Debug)]
+/// bytes). Cheap to clone. `{:?}` (what `main` returning `Result` prints)
+/// is the same as its `Display`, `code: message`; `{:#?}` shows every
+/// field.
+#[derive(Clone)]
 pub struct Error(Arc<Inner>);
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if f.alternate() {
+            f.debug_tuple("Error").field(&self.0).finish()
+        } else {
+            fmt::Display::fmt(self, f)
+        }
+    }
+}
 
 impl Error {
     fn new(kind: ErrorKind, code: &'static str, message: String, is_final: bool) -> Error {
@@ -431,6 +443,17 @@ mod tests {
     fn messages_are_unescaped() {
         assert_eq!(unescape(r#"a \"b\" \u00e9"#), "a \"b\" é");
         assert_eq!(unescape(r"bad \x"), r"bad \x");
+    }
+
+    #[test]
+    fn debug_reads_like_display_and_the_alternate_shows_every_field() {
+        let e = Error::from_issue(IssueError::Exhausted, None, None, "u", None);
+        assert_eq!(format!("{e:?}"), e.to_string());
+        assert_eq!(
+            format!("{e:?}"),
+            "exhausted: the namespace is exhausted (0 IDs left)"
+        );
+        assert!(format!("{e:#?}").contains("is_final: true"));
     }
 
     #[test]
