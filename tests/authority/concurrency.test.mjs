@@ -7,6 +7,11 @@ import { Authority, assertDisjoint, uniqueNs } from './harness.mjs';
 
 let a;
 
+// The 503 a grant answers when it gave up on the fence, counted from the
+// answers themselves (the harness keeps only the log's last 20,000
+// characters, which a burst of other lines can push it out of).
+const GAVE_UP = /the fence moved under this grant too often/;
+
 before(async () => {
   a = await new Authority().start();
 });
@@ -25,6 +30,7 @@ test('64 concurrent generators get disjoint ranges', async () => {
   const created = await a.req('POST', '/v1/namespaces', { token: admin, body: { namespace: ns, first: String(first), max: '18446744073709551615', maxCount: 1000 } });
   assert.equal(created.status, 201, created.text);
   let unavailable = 0;
+  let gaveUp = 0;
   const generators = 64;
   const perGenerator = 15;
   const results = await Promise.all(Array.from({ length: generators }, async (_, g) => {
@@ -39,6 +45,7 @@ test('64 concurrent generators get disjoint ranges', async () => {
       while (r.status === 503 && retried < 20) {
         retried += 1;
         unavailable += 1;
+        if (GAVE_UP.test(r.text)) gaveUp += 1;
         await new Promise((done) => setTimeout(done, 100));
         r = await a.req('POST', '/v1/ranges', { token: gen, body });
       }
@@ -69,5 +76,5 @@ test('64 concurrent generators get disjoint ranges', async () => {
   // goes on to the highest mark its grants need): none gives up on the
   // fence. (Each raise going only as high as its first grant asked, 13 to
   // 45 of 960 grants did, in one run in three.)
-  assert.doesNotMatch(a.log, /the fence moved under this grant too often/);
+  assert.equal(gaveUp, 0, `${gaveUp} grants gave up on the fence`);
 });

@@ -191,6 +191,14 @@ impl Flight {
     pub fn reached(&self) -> u128 {
         self.reached
     }
+
+    /// A raise of this flight failed: `Some(reached)` when an earlier one
+    /// was acknowledged, so the flight lands on that mark (its grants
+    /// decide again against it, and one it does not cover starts a raise
+    /// of its own); `None` when none was, so the failure is the flight's.
+    pub fn after_failure(&self) -> Option<u128> {
+        (self.reached > 0).then_some(self.reached)
+    }
 }
 
 #[cfg(test)]
@@ -311,6 +319,19 @@ mod tests {
         // Joining below what was reached asks nothing more.
         f.join(140);
         assert_eq!(f.next_raise(), None);
+    }
+
+    #[test]
+    fn a_later_raise_that_fails_lands_the_flight_on_the_mark_reached() {
+        let mut f = Flight::new(1_000);
+        assert_eq!(f.next_raise(), Some(1_000));
+        // The first raise fails: nothing was acknowledged, the flight fails.
+        assert_eq!(f.after_failure(), None);
+        f.handle_reached(1_000);
+        f.join(1_500);
+        assert_eq!(f.next_raise(), Some(1_500));
+        // The raise to 1,500 fails: the grants 1,000 covers still land.
+        assert_eq!(f.after_failure(), Some(1_000));
     }
 
     #[test]

@@ -152,6 +152,8 @@ pub struct Namespace {
     // Core's RelayGate for this run (made at the start, never stored),
     // with the lease from RANGEID_RELAY_LEASE_MS.
     relays: Result<RefCell<RelayDesk>, String>,
+    /// `RANGEID_RELAY_LEASE_MS`, checked.
+    relay_lease: Result<u64, String>,
     // The benchmark variant this object runs (test build only).
     #[cfg(feature = "test-switches")]
     bench: Option<Bench>,
@@ -225,9 +227,15 @@ impl DurableObject for Namespace {
         let check_every =
             settings::check_interval(env_text(&env, "RANGEID_CHECK_SECONDS").as_deref())
                 .map(|s| s as i64 * 1000);
-        let relays = settings::relay_lease_ms(env_text(&env, "RANGEID_RELAY_LEASE_MS").as_deref())
-            .and_then(|ms| RelayDesk::at_start(&sql, ms, now_ms()))
-            .map(RefCell::new);
+        // A bad lease setting is a misconfiguration (every request says so);
+        // a failed read of the widest lease asked, the relay gate's own
+        // failure (its requests say that, `serve`).
+        let relay_lease =
+            settings::relay_lease_ms(env_text(&env, "RANGEID_RELAY_LEASE_MS").as_deref());
+        let relays = match &relay_lease {
+            Ok(ms) => RelayDesk::at_start(&sql, *ms, now_ms()).map(RefCell::new),
+            Err(e) => Err(e.clone()),
+        };
         let gate = Rc::new(Gate::default());
         #[cfg(feature = "test-switches")]
         let bench = Bench::parse(env_text(&env, crate::shared::test_switches::BENCH).as_deref());
@@ -255,6 +263,7 @@ impl DurableObject for Namespace {
             pending: RefCell::new(Refusals::default()),
             throttle_logged_at: Cell::new(i64::MIN),
             relays,
+            relay_lease,
             #[cfg(feature = "test-switches")]
             bench,
         }
@@ -265,7 +274,7 @@ impl DurableObject for Namespace {
             .retention
             .as_ref()
             .and(self.check_every.as_ref())
-            .and(self.relays.as_ref().map(|_| &0));
+            .and(self.relay_lease.as_ref().map(|_| &0));
         let reply = match (&self.schema, settings, object_body(&mut req).await) {
             (Err(e), _, _) => ApiError::unavailable(format!("storage not ready: {e}")).reply(),
             (_, Err(e), _) => {
@@ -628,7 +637,15 @@ impl Namespace {
                 let Some(mark) = next else {
                     return Ok(f.reached());
                 };
-                raise_witness(&sql, &env, &ns, mark, None).await?;
+                if let Err(e) = raise_witness(&sql, &env, &ns, mark, None).await {
+                    // Grants a mark already acknowledged covers are not
+                    // failed by a later raise of the same flight.
+                    let Some(reached) = aim.get().after_failure() else {
+                        return Err(e);
+                    };
+                    worker::console_error!("{}", logline::fence_unreachable(ns.as_str(), &e));
+                    return Ok(reached);
+                }
                 let mut f = aim.get();
                 f.handle_reached(mark);
                 aim.set(f);
